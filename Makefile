@@ -1,0 +1,47 @@
+# Memory Platform — the two commands a user needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check
+
+.PHONY: run test install install-dev lint typecheck format clean-db help
+
+help:
+	@echo "make run    install, start the embedded database, migrate and serve on http://127.0.0.1:8000"
+	@echo "make test   install test tools and run the whole suite (lint, types, tests)"
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Re-install only when the pinned requirements change.
+$(VENV)/.installed: requirements.txt | $(VENV)/bin/python
+	$(PIP) install -q -r requirements.txt
+	@touch $@
+
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt $(VENV)/.installed
+	$(PIP) install -q -r requirements-dev.txt
+	@touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+run: install
+	$(PY) manage.py serve
+
+lint: install-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: install-dev
+	$(VENV)/bin/mypy .
+
+test: install-dev lint typecheck
+	$(PY) -m pytest
+
+format: install-dev
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+# Stops the embedded PostgreSQL server of this checkout (its data stays in var/).
+clean-db: install
+	$(PY) -c "import pathlib, memory_platform.embedded_db as e; print('stopped' if e.stop(pathlib.Path('var')) else 'not running')"

@@ -1,0 +1,191 @@
+"""Memories: the unit of knowledge agents share, with every version kept."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from pgvector.django import VectorField
+
+from organizations.models import ApiToken, Organization, Repository, User
+
+EMBEDDING_DIMENSIONS = 384
+FULL_TEXT_CONFIG = "english"
+
+
+class ScopeType(models.TextChoices):
+    SYSTEM = "system", "System"
+    ORGANIZATION = "organization", "Organization"
+    REPOSITORY = "repository", "Repository"
+    USER = "user", "User"
+
+
+class MemoryType(models.TextChoices):
+    BUSINESS_RULE = "business_rule", "Business rule"
+    DECISION_LOG = "decision_log", "Decision log"
+    PREFERENCE = "preference", "Preference"
+    SYSTEM_CONSTRAINT = "system_constraint", "System constraint"
+    DOCUMENTATION = "documentation", "Documentation"
+    TECH_STACK = "tech_stack", "Tech stack"
+    FACT = "fact", "Fact"
+    TASK = "task", "Task"
+    ARCHITECTURE = "architecture", "Architecture"
+    USER_CONTEXT = "user_context", "User context"
+    CONVENTION = "convention", "Convention"
+    RISK = "risk", "Risk"
+
+
+class Status(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    VERIFIED = "verified", "Verified"
+    LOCKED = "locked", "Locked"
+    DEPRECATED = "deprecated", "Deprecated"
+    ACTIVE = "active", "Active"
+
+
+class EmbeddingStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+
+
+IMPORTANCE_MIN = 1
+IMPORTANCE_MAX = 10
+
+
+class Memory(models.Model):
+    # Contract fields (the MCP contract's memory object).
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memories")
+    repository = models.ForeignKey(Repository, null=True, blank=True, on_delete=models.PROTECT, related_name="memories")
+    scope_type = models.CharField(max_length=16, choices=ScopeType.choices, default=ScopeType.ORGANIZATION)
+    memory_type = models.CharField(max_length=32, choices=MemoryType.choices)
+    title = models.CharField(max_length=255)
+    current_content = models.TextField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    importance = models.PositiveSmallIntegerField(default=IMPORTANCE_MIN)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    # Ours.
+    tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    version = models.PositiveIntegerField(default=1, editable=False)
+    owner = models.ForeignKey(
+        User,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="owned_memories",
+        help_text="For user-scoped memories: the one user who sees them.",
+    )
+    created_by = models.ForeignKey(
+        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
+    )
+    created_by_token = models.ForeignKey(
+        ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
+    )
+    updated_by = models.ForeignKey(
+        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
+    )
+    updated_by_token = models.ForeignKey(
+        ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
+    )
+    deleted_at = models.DateTimeField(null=True, blank=True, editable=False)
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_until = models.DateTimeField(null=True, blank=True)
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+    last_accessed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    access_count = models.PositiveIntegerField(default=0, editable=False)
+    source = models.JSONField(
+        default=dict, blank=True, help_text="Provenance: repository, commit, ticket, session, url…"
+    )
+    idempotency_key = models.CharField(max_length=200, null=True, blank=True, editable=False)
+    idempotency_fingerprint = models.CharField(max_length=64, blank=True, editable=False)
+
+    # Retrieval. The embedding is written by the embedding pipeline; the full-text vector is kept
+    # by PostgreSQL itself, so it can never disagree with the text.
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True, editable=False)
+    embedding_model = models.CharField(max_length=200, blank=True, editable=False)
+    embedding_status = models.CharField(
+        max_length=16, choices=EmbeddingStatus.choices, default=EmbeddingStatus.PENDING, editable=False
+    )
+    search_vector = models.GeneratedField(
+        expression=SearchVector("title", weight="A", config=FULL_TEXT_CONFIG)
+        + SearchVector("current_content", weight="B", config=FULL_TEXT_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        verbose_name_plural = "memories"
+        ordering = ["-importance", "-created_at"]
+        indexes = [
+            models.Index(fields=["organization", "status"], name="memory_org_status_idx"),
+            models.Index(fields=["organization", "-importance", "-created_at"], name="memory_org_rank_idx"),
+            models.Index(fields=["organization", "repository"], name="memory_org_repo_idx"),
+            models.Index(fields=["scope_type"], name="memory_scope_idx", condition=Q(scope_type="system")),
+            GinIndex(fields=["tags"], name="memory_tags_gin"),
+            GinIndex(fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"]),
+            GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(importance__gte=IMPORTANCE_MIN) & Q(importance__lte=IMPORTANCE_MAX),
+                name="memory_importance_range",
+            ),
+            models.CheckConstraint(condition=Q(scope_type__in=ScopeType.values), name="memory_scope_type_valid"),
+            models.CheckConstraint(condition=Q(memory_type__in=MemoryType.values), name="memory_memory_type_valid"),
+            models.CheckConstraint(condition=Q(status__in=Status.values), name="memory_status_valid"),
+            models.CheckConstraint(
+                condition=~Q(scope_type=ScopeType.REPOSITORY) | Q(repository__isnull=False),
+                name="memory_repository_scope_has_repository",
+            ),
+            models.CheckConstraint(
+                condition=~Q(scope_type=ScopeType.USER) | Q(owner__isnull=False),
+                name="memory_user_scope_has_owner",
+            ),
+            models.UniqueConstraint(
+                fields=["organization", "idempotency_key"],
+                condition=Q(idempotency_key__isnull=False),
+                name="memory_idempotency_key_unique_per_org",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def is_deleted(self) -> bool:
+        return self.deleted_at is not None
+
+
+class MemoryVersion(models.Model):
+    """A full snapshot of a memory as it stood after one change."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    snapshot = models.JSONField()
+    change = models.CharField(max_length=32, help_text="create, update, status, delete, restore…")
+    reason = models.TextField(blank=True)
+    changed_fields = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    actor = models.CharField(max_length=200)
+    user = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    token = models.ForeignKey(ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["memory", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "version"], name="memory_version_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id} v{self.version}"

@@ -1,0 +1,154 @@
+"""Every read of memories, already limited to what the principal may see.
+
+Visibility: ``system`` memories are shared by every organization; ``organization`` and
+``repository`` memories by the whole owning organization; ``user`` memories by their owner only.
+Anything else is indistinguishable from a memory that does not exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from memories import validation
+from memories.models import Memory, MemoryVersion, ScopeType, Status
+from memory_platform.exceptions import NotFound, ValidationError
+from organizations.principal import Principal
+
+
+def memory_visibility_q(principal: Principal) -> Q:
+    in_org = Q(organization=principal.organization)
+    visible = Q(scope_type=ScopeType.SYSTEM) | (
+        in_org & Q(scope_type__in=[ScopeType.ORGANIZATION, ScopeType.REPOSITORY])
+    )
+    if principal.user is not None:
+        visible |= in_org & Q(scope_type=ScopeType.USER, owner=principal.user)
+    return visible
+
+
+def memory_visible_queryset(principal: Principal, *, include_deleted: bool = False) -> QuerySet[Memory]:
+    queryset = Memory.objects.filter(memory_visibility_q(principal))
+    if not include_deleted:
+        queryset = queryset.filter(deleted_at__isnull=True)
+    return queryset
+
+
+def memory_get(principal: Principal, memory_id: Any, *, include_deleted: bool = False) -> Memory:
+    parsed = validation.memory_id(memory_id)
+    memory = (
+        memory_visible_queryset(principal, include_deleted=include_deleted)
+        .select_related("organization", "repository", "owner")
+        .filter(pk=parsed)
+        .first()
+    )
+    if memory is None:
+        raise NotFound(f"memory {parsed} not found")
+    return memory
+
+
+def memory_get_many(principal: Principal, memory_ids: list[Any]) -> list[Memory]:
+    """The visible memories among ``memory_ids``, in the order asked; unknown ids are left out."""
+    parsed = [validation.memory_id(value) for value in memory_ids]
+    found = {
+        memory.id: memory
+        for memory in memory_visible_queryset(principal)
+        .select_related("organization", "repository", "owner")
+        .filter(pk__in=parsed)
+    }
+    return [found[memory_id] for memory_id in parsed if memory_id in found]
+
+
+@dataclass(frozen=True)
+class MemoryFilters:
+    scope_type: str | None = None
+    memory_type: list[str] = field(default_factory=list)
+    status: list[str] = field(default_factory=list)
+    repository: str | None = None
+    tags: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    min_importance: int | None = None
+    include_deleted: bool = False
+
+    FIELDS = (
+        "scope_type",
+        "memory_type",
+        "status",
+        "repository",
+        "tags",
+        "metadata",
+        "min_importance",
+        "include_deleted",
+    )
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any] | None) -> MemoryFilters:
+        """Parse filters from an interface; every bad value gets a message naming it."""
+        data = data or {}
+        unknown = set(data) - set(cls.FIELDS)
+        if unknown:
+            raise ValidationError(
+                f"unknown filter(s): {', '.join(sorted(unknown))}; available filters: {', '.join(cls.FIELDS)}"
+            )
+
+        def many(value: Any, parse: Any) -> list[str]:
+            if value in (None, "", []):
+                return []
+            values = value if isinstance(value, list) else [value]
+            return [parse(item) for item in values]
+
+        include_deleted = data.get("include_deleted", False)
+        if not isinstance(include_deleted, bool):
+            raise ValidationError("include_deleted must be true or false", details={"field": "include_deleted"})
+        min_importance = data.get("min_importance")
+        return cls(
+            scope_type=validation.scope_type(data["scope_type"]) if data.get("scope_type") else None,
+            memory_type=many(data.get("memory_type"), validation.memory_type),
+            status=many(data.get("status"), validation.status),
+            repository=validation.repository_slug(data.get("repository")),
+            tags=validation.tags(data.get("tags")),
+            metadata=validation.json_object(data.get("metadata"), "metadata"),
+            min_importance=validation.importance(min_importance) if min_importance is not None else None,
+            include_deleted=include_deleted,
+        )
+
+
+def memory_filter(queryset: QuerySet[Memory], filters: MemoryFilters) -> QuerySet[Memory]:
+    """Apply filters to an already-visible queryset (shared by list and search)."""
+    if filters.scope_type:
+        queryset = queryset.filter(scope_type=filters.scope_type)
+    if filters.memory_type:
+        queryset = queryset.filter(memory_type__in=filters.memory_type)
+    if filters.status:
+        queryset = queryset.filter(status__in=filters.status)
+    else:
+        # Deprecated knowledge stays retrievable, but only when asked for by status.
+        queryset = queryset.exclude(status=Status.DEPRECATED)
+    if filters.repository:
+        # Hierarchical: a repository sees its own memories plus everything above it.
+        queryset = queryset.filter(~Q(scope_type=ScopeType.REPOSITORY) | Q(repository__slug=filters.repository))
+    if filters.tags:
+        queryset = queryset.filter(tags__contains=filters.tags)
+    if filters.metadata:
+        queryset = queryset.filter(metadata__contains=filters.metadata)
+    if filters.min_importance is not None:
+        queryset = queryset.filter(importance__gte=filters.min_importance)
+    return queryset
+
+
+def memory_list(principal: Principal, filters: MemoryFilters | None = None) -> QuerySet[Memory]:
+    """Visible memories matching the filters, most important and newest first."""
+    filters = filters or MemoryFilters()
+    queryset = memory_visible_queryset(principal, include_deleted=filters.include_deleted)
+    return (
+        memory_filter(queryset, filters)
+        .select_related("organization", "repository", "owner")
+        .order_by("-importance", "-created_at", "-id")
+    )
+
+
+def memory_versions(principal: Principal, memory_id: Any) -> QuerySet[MemoryVersion]:
+    memory = memory_get(principal, memory_id, include_deleted=True)
+    return MemoryVersion.objects.filter(memory=memory).order_by("-version")

@@ -1,0 +1,518 @@
+"""Every write to memories: create (with upsert and idempotency), update, status workflow,
+soft delete and restore, batch create. Each change writes a full version and an audit event."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from memories import validation
+from memories.models import Memory, MemoryVersion, ScopeType, Status
+from memories.selectors import memory_visible_queryset
+from memory_platform.exceptions import Conflict, DomainError, Locked, NotFound, PermissionDenied, ValidationError
+from organizations.audit import audit_record
+from organizations.models import Repository, Role
+from organizations.principal import Principal
+from organizations.services import repository_get_or_create
+
+AGENT_STATUSES = frozenset({Status.DRAFT, Status.ACTIVE})
+
+# Fields a caller may set; the rest (id, version, timestamps, actors) belong to the platform.
+WRITABLE_FIELDS = (
+    "scope_type",
+    "memory_type",
+    "title",
+    "current_content",
+    "status",
+    "importance",
+    "metadata",
+    "tags",
+    "repository",
+    "source",
+    "valid_from",
+    "valid_until",
+)
+
+
+def memory_snapshot(memory: Memory) -> dict[str, Any]:
+    """The memory as one JSON object: what a version keeps."""
+    return {
+        "id": str(memory.id),
+        "organization": memory.organization.slug,
+        "repository": memory.repository.slug if memory.repository else None,
+        "scope_type": memory.scope_type,
+        "memory_type": memory.memory_type,
+        "title": memory.title,
+        "current_content": memory.current_content,
+        "status": memory.status,
+        "importance": memory.importance,
+        "metadata": memory.metadata,
+        "tags": list(memory.tags),
+        "source": memory.source,
+        "owner": memory.owner.get_username() if memory.owner else None,
+        "valid_from": memory.valid_from.isoformat() if memory.valid_from else None,
+        "valid_until": memory.valid_until.isoformat() if memory.valid_until else None,
+        "superseded_by": str(memory.superseded_by_id) if memory.superseded_by_id else None,
+        "deleted_at": memory.deleted_at.isoformat() if memory.deleted_at else None,
+        "version": memory.version,
+        "created_at": memory.created_at.isoformat(),
+        "updated_at": memory.updated_at.isoformat(),
+    }
+
+
+def _write_version(*, principal: Principal, memory: Memory, change: str, fields: list[str], reason: str) -> None:
+    MemoryVersion.objects.create(
+        memory=memory,
+        version=memory.version,
+        snapshot=memory_snapshot(memory),
+        change=change,
+        reason=reason,
+        changed_fields=fields,
+        actor=principal.label,
+        user=principal.user,
+        token=principal.token,
+    )
+    audit_record(
+        principal=principal,
+        action=f"memory.{change}",
+        target_type="memory",
+        target_id=memory.id,
+        reason=reason,
+        data={"version": memory.version, "fields": fields},
+    )
+
+
+# --- rules -------------------------------------------------------------------------------------
+
+
+def _check_can_write(principal: Principal) -> None:
+    principal.require(Role.AGENT, "writing memories")
+
+
+def _check_scope(principal: Principal, scope_type: str) -> None:
+    if scope_type == ScopeType.SYSTEM and not principal.is_superuser:
+        raise PermissionDenied(
+            "only platform administrators may write system-scope memories; "
+            "use scope_type 'organization' for knowledge shared across your organization"
+        )
+    if scope_type == ScopeType.USER and principal.user is None:
+        raise ValidationError(
+            "user-scope memories belong to a person, and this token has no user; "
+            "use scope_type 'organization' or 'repository', or a personal token",
+            details={"field": "scope_type"},
+        )
+
+
+def _check_status_allowed(principal: Principal, new_status: str, current: str | None = None) -> None:
+    if principal.has_role(Role.CURATOR):
+        return
+    if new_status not in AGENT_STATUSES:
+        raise PermissionDenied(
+            f"setting status '{new_status}' needs the curator role; agents may use 'draft' or 'active'. "
+            "Ask a curator to verify, lock or deprecate it."
+        )
+    if current is not None and current not in AGENT_STATUSES:
+        raise PermissionDenied(f"this memory is '{current}'; only a curator can move it back to '{new_status}'")
+
+
+def _check_mutable(principal: Principal, memory: Memory, action: str) -> None:
+    if memory.status == Status.LOCKED and not principal.has_role(Role.CURATOR):
+        raise Locked(
+            f"memory {memory.id} is locked; {action} needs a curator. "
+            "Ask a curator to unlock it, or write a new draft memory that proposes the change."
+        )
+    if memory.scope_type == ScopeType.SYSTEM and not principal.is_superuser:
+        raise PermissionDenied(f"memory {memory.id} is a system memory; only platform administrators may change it")
+
+
+# --- create ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _NewMemory:
+    scope_type: str
+    memory_type: str
+    current_content: str
+    title: str | None
+    status: str
+    importance: int
+    metadata: dict[str, Any]
+    tags: list[str]
+    repository: str | None
+    source: dict[str, Any]
+    valid_from: datetime | None
+    valid_until: datetime | None
+
+    def fingerprint(self) -> str:
+        payload = {k: v.isoformat() if isinstance(v, datetime) else v for k, v in self.__dict__.items()}
+        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _parse_new(data: Mapping[str, Any]) -> _NewMemory:
+    unknown = set(data) - set(WRITABLE_FIELDS)
+    if unknown:
+        raise ValidationError(
+            f"unknown field(s): {', '.join(sorted(unknown))}; writable fields are: {', '.join(WRITABLE_FIELDS)}"
+        )
+    for required in ("scope_type", "memory_type", "current_content"):
+        if data.get(required) in (None, ""):
+            raise ValidationError(f"{required} is required", details={"field": required})
+    new = _NewMemory(
+        scope_type=validation.scope_type(data["scope_type"]),
+        memory_type=validation.memory_type(data["memory_type"]),
+        current_content=validation.content(data["current_content"]),
+        title=validation.title(data["title"]) if data.get("title") not in (None, "") else None,
+        status=validation.status(data.get("status") or Status.DRAFT),
+        importance=validation.importance(data["importance"]) if data.get("importance") is not None else 1,
+        metadata=validation.json_object(data.get("metadata"), "metadata"),
+        tags=validation.tags(data.get("tags")),
+        repository=validation.repository_slug(data.get("repository")),
+        source=validation.json_object(data.get("source"), "source"),
+        valid_from=validation.aware_datetime(data.get("valid_from"), "valid_from"),
+        valid_until=validation.aware_datetime(data.get("valid_until"), "valid_until"),
+    )
+    _check_consistency(new.scope_type, new.repository, new.valid_from, new.valid_until)
+    return new
+
+
+def _check_consistency(
+    scope_type: str, repository: str | Repository | None, valid_from: datetime | None, valid_until: datetime | None
+) -> None:
+    if scope_type == ScopeType.REPOSITORY and repository is None:
+        raise ValidationError(
+            "scope_type 'repository' needs a repository slug in 'repository'", details={"field": "repository"}
+        )
+    if scope_type != ScopeType.REPOSITORY and repository is not None:
+        raise ValidationError(
+            f"'repository' is only used with scope_type 'repository' (got scope_type '{scope_type}'); "
+            "drop the repository or change the scope",
+            details={"field": "repository"},
+        )
+    if valid_from and valid_until and valid_until <= valid_from:
+        raise ValidationError("valid_until must be later than valid_from", details={"field": "valid_until"})
+
+
+def memory_create(
+    *,
+    principal: Principal,
+    data: Mapping[str, Any],
+    memory_id: Any = None,
+    idempotency_key: Any = None,
+    organization: str | None = None,
+    reason: str = "",
+) -> Memory:
+    """Create a memory.
+
+    With ``memory_id``, an upsert: the memory is updated if it exists, created with that id if not.
+    With ``idempotency_key``, a retry of the same request returns the memory created the first time,
+    and the same key with different content is a conflict; this holds under concurrent requests.
+    """
+    principal.check_organization(organization)
+    _check_can_write(principal)
+    new = _parse_new(data)
+    key = validation.idempotency_key(idempotency_key)
+    wanted_id = validation.memory_id(memory_id) if memory_id not in (None, "") else None
+
+    if key is not None:
+        existing = _memory_for_idempotency_key(principal, key, new)
+        if existing is not None:
+            return existing
+
+    if wanted_id is not None:
+        current = Memory.objects.filter(pk=wanted_id).select_related("organization").first()
+        if current is not None:
+            if not memory_visible_queryset(principal, include_deleted=True).filter(pk=wanted_id).exists():
+                raise Conflict(f"id {wanted_id} cannot be used; omit id and the server will choose one")
+            if current.deleted_at is not None:
+                raise Conflict(f"memory {wanted_id} was deleted; ask a curator to restore it, or write without an id")
+            fields = {k: v for k, v in data.items() if v is not None}
+            return memory_update(principal=principal, memory_id=wanted_id, data=fields, reason=reason or "upsert")
+
+    try:
+        with transaction.atomic():
+            return _insert(principal=principal, new=new, memory_id=wanted_id, key=key, reason=reason)
+    except IntegrityError as exc:
+        # A concurrent request with the same idempotency key (or id) won the race: answer as a retry.
+        if key is not None:
+            existing = _memory_for_idempotency_key(principal, key, new)
+            if existing is not None:
+                return existing
+        if wanted_id is not None and Memory.objects.filter(pk=wanted_id).exists():
+            raise Conflict(f"memory {wanted_id} was created concurrently; retry the request") from exc
+        raise
+
+
+def _memory_for_idempotency_key(principal: Principal, key: str, new: _NewMemory) -> Memory | None:
+    existing = (
+        Memory.objects.select_related("organization", "repository")
+        .filter(organization=principal.organization, idempotency_key=key)
+        .first()
+    )
+    if existing is None:
+        return None
+    if existing.idempotency_fingerprint != new.fingerprint():
+        raise Conflict(
+            f"idempotency_key '{key}' was already used for different content (memory {existing.id}); "
+            "use a new key for a new memory",
+            details={"id": str(existing.id)},
+        )
+    return existing
+
+
+def _insert(
+    *, principal: Principal, new: _NewMemory, memory_id: uuid.UUID | None, key: str | None, reason: str
+) -> Memory:
+    _check_scope(principal, new.scope_type)
+    _check_status_allowed(principal, new.status)
+    repository = repository_get_or_create(principal=principal, slug=new.repository) if new.repository else None
+    now = timezone.now()
+    memory = Memory(
+        organization=principal.organization,
+        repository=repository,
+        scope_type=new.scope_type,
+        memory_type=new.memory_type,
+        title=new.title or validation.derive_title(new.current_content),
+        current_content=new.current_content,
+        status=new.status,
+        importance=new.importance,
+        metadata=new.metadata,
+        tags=new.tags,
+        source=new.source,
+        valid_from=new.valid_from,
+        valid_until=new.valid_until,
+        owner=principal.user if new.scope_type == ScopeType.USER else None,
+        created_by=principal.user,
+        created_by_token=principal.token,
+        updated_by=principal.user,
+        updated_by_token=principal.token,
+        created_at=now,
+        updated_at=now,
+        idempotency_key=key,
+        idempotency_fingerprint=new.fingerprint() if key else "",
+    )
+    if memory_id is not None:
+        memory.id = memory_id
+    memory.save(force_insert=True)
+    _write_version(principal=principal, memory=memory, change="create", fields=list(WRITABLE_FIELDS), reason=reason)
+    return memory
+
+
+# --- update ------------------------------------------------------------------------------------
+
+
+def _locked_for_write(principal: Principal, memory_id: Any) -> Memory:
+    parsed = validation.memory_id(memory_id)
+    memory = (
+        memory_visible_queryset(principal)
+        .select_for_update(of=("self",))
+        .select_related("organization", "repository", "owner")
+        .filter(pk=parsed)
+        .first()
+    )
+    if memory is None:
+        raise NotFound(f"memory {parsed} not found")
+    return memory
+
+
+def _save_change(*, principal: Principal, memory: Memory, fields: list[str], change: str, reason: str) -> Memory:
+    memory.version += 1
+    memory.updated_at = timezone.now()
+    memory.updated_by = principal.user
+    memory.updated_by_token = principal.token
+    memory.save(update_fields=[*fields, "version", "updated_at", "updated_by", "updated_by_token"])
+    _write_version(principal=principal, memory=memory, change=change, fields=fields, reason=reason)
+    return memory
+
+
+@transaction.atomic
+def memory_update(*, principal: Principal, memory_id: Any, data: Mapping[str, Any], reason: str = "") -> Memory:
+    """Partial update: only the given fields change. No change, no new version."""
+    _check_can_write(principal)
+    unknown = set(data) - set(WRITABLE_FIELDS)
+    if unknown:
+        raise ValidationError(
+            f"unknown field(s): {', '.join(sorted(unknown))}; updatable fields are: {', '.join(WRITABLE_FIELDS)}"
+        )
+    memory = _locked_for_write(principal, memory_id)
+    _check_mutable(principal, memory, "changing it")
+
+    parsers: dict[str, Any] = {
+        "scope_type": validation.scope_type,
+        "memory_type": validation.memory_type,
+        "title": validation.title,
+        "current_content": validation.content,
+        "status": validation.status,
+        "importance": validation.importance,
+        "metadata": lambda v: validation.json_object(v, "metadata"),
+        "tags": validation.tags,
+        "source": lambda v: validation.json_object(v, "source"),
+        "valid_from": lambda v: validation.aware_datetime(v, "valid_from"),
+        "valid_until": lambda v: validation.aware_datetime(v, "valid_until"),
+    }
+    changes: dict[str, Any] = {}
+    for field, raw in data.items():
+        if field == "repository":
+            slug = validation.repository_slug(raw)
+            current_slug = memory.repository.slug if memory.repository else None
+            if slug != current_slug:
+                changes["repository"] = repository_get_or_create(principal=principal, slug=slug) if slug else None
+            continue
+        if raw is None and field not in ("valid_from", "valid_until"):
+            continue
+        value = parsers[field](raw)
+        if getattr(memory, field) != value:
+            changes[field] = value
+
+    if "status" in changes:
+        _check_status_allowed(principal, changes["status"], memory.status)
+    if "scope_type" in changes:
+        _check_scope(principal, changes["scope_type"])
+        if changes["scope_type"] != ScopeType.REPOSITORY and "repository" not in changes:
+            changes["repository"] = None
+        changes["owner"] = principal.user if changes["scope_type"] == ScopeType.USER else None
+    _check_consistency(
+        changes.get("scope_type", memory.scope_type),
+        changes.get("repository", memory.repository),
+        changes.get("valid_from", memory.valid_from),
+        changes.get("valid_until", memory.valid_until),
+    )
+    changes = {k: v for k, v in changes.items() if getattr(memory, k) != v}
+    if not changes:
+        return memory
+    for field, value in changes.items():
+        setattr(memory, field, value)
+    change = "status" if set(changes) == {"status"} else "update"
+    return _save_change(principal=principal, memory=memory, fields=sorted(changes), change=change, reason=reason)
+
+
+@transaction.atomic
+def memory_set_status(*, principal: Principal, memory_id: Any, status: str, reason: str = "") -> Memory:
+    _check_can_write(principal)
+    new_status = validation.status(status)
+    memory = _locked_for_write(principal, memory_id)
+    _check_mutable(principal, memory, f"changing its status to '{new_status}'")
+    _check_status_allowed(principal, new_status, memory.status)
+    if memory.status == new_status:
+        return memory
+    memory.status = new_status
+    return _save_change(principal=principal, memory=memory, fields=["status"], change="status", reason=reason)
+
+
+def memory_verify(*, principal: Principal, memory_id: Any, reason: str = "") -> Memory:
+    principal.require(Role.CURATOR, "verifying a memory")
+    return memory_set_status(principal=principal, memory_id=memory_id, status=Status.VERIFIED, reason=reason)
+
+
+def memory_lock(*, principal: Principal, memory_id: Any, reason: str = "") -> Memory:
+    principal.require(Role.CURATOR, "locking a memory")
+    return memory_set_status(principal=principal, memory_id=memory_id, status=Status.LOCKED, reason=reason)
+
+
+def memory_deprecate(*, principal: Principal, memory_id: Any, reason: str = "") -> Memory:
+    principal.require(Role.CURATOR, "deprecating a memory")
+    return memory_set_status(principal=principal, memory_id=memory_id, status=Status.DEPRECATED, reason=reason)
+
+
+@transaction.atomic
+def memory_unlock(*, principal: Principal, memory_id: Any, reason: str = "") -> Memory:
+    """Unlocking leaves the memory verified: it was reviewed, it just may change again."""
+    principal.require(Role.CURATOR, "unlocking a memory")
+    memory = _locked_for_write(principal, memory_id)
+    if memory.status != Status.LOCKED:
+        raise Conflict(f"memory {memory.id} is not locked (status '{memory.status}')")
+    return memory_set_status(principal=principal, memory_id=memory.id, status=Status.VERIFIED, reason=reason)
+
+
+# --- delete and restore ------------------------------------------------------------------------
+
+
+@transaction.atomic
+def memory_delete(*, principal: Principal, memory_id: Any, reason: str = "") -> Memory:
+    """Soft delete: the row and every version stay; the memory leaves default reads."""
+    _check_can_write(principal)
+    memory = _locked_for_write(principal, memory_id)
+    _check_mutable(principal, memory, "deleting it")
+    memory.deleted_at = timezone.now()
+    return _save_change(principal=principal, memory=memory, fields=["deleted_at"], change="delete", reason=reason)
+
+
+@transaction.atomic
+def memory_restore(*, principal: Principal, memory_id: Any, reason: str = "") -> Memory:
+    principal.require(Role.CURATOR, "restoring a deleted memory")
+    parsed = validation.memory_id(memory_id)
+    memory = (
+        memory_visible_queryset(principal, include_deleted=True)
+        .select_for_update(of=("self",))
+        .select_related("organization", "repository", "owner")
+        .filter(pk=parsed)
+        .first()
+    )
+    if memory is None:
+        raise NotFound(f"memory {parsed} not found")
+    if memory.deleted_at is None:
+        raise Conflict(f"memory {parsed} is not deleted")
+    _check_mutable(principal, memory, "restoring it")
+    memory.deleted_at = None
+    return _save_change(principal=principal, memory=memory, fields=["deleted_at"], change="restore", reason=reason)
+
+
+# --- batch -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchEntryResult:
+    index: int
+    memory: Memory | None = None
+    error: DomainError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+_BATCH_ENTRY_CONTROL = ("id", "idempotency_key")
+
+
+@transaction.atomic
+def memory_batch_create(
+    *, principal: Principal, entries: Any, organization: str | None = None
+) -> list[BatchEntryResult]:
+    """Create many memories; each entry is validated and saved on its own.
+
+    A bad entry does not stop the others: the result lists, per entry, the memory or the error.
+    """
+    principal.check_organization(organization)
+    _check_can_write(principal)
+    limit = settings.MEMORY_BATCH_MAX_ENTRIES
+    if not isinstance(entries, list) or not entries:
+        raise ValidationError("memories must be a non-empty list of memory objects")
+    if len(entries) > limit:
+        raise ValidationError(f"a batch holds at most {limit} memories; got {len(entries)}. Split it.")
+    results: list[BatchEntryResult] = []
+    for index, entry in enumerate(entries):
+        try:
+            if not isinstance(entry, Mapping):
+                raise ValidationError(f"entry {index} must be a memory object, got {type(entry).__name__}")
+            entry_org = entry.get("organization")
+            principal.check_organization(entry_org)
+            data = {k: v for k, v in entry.items() if k not in (*_BATCH_ENTRY_CONTROL, "organization")}
+            with transaction.atomic():
+                memory = memory_create(
+                    principal=principal,
+                    data=data,
+                    memory_id=entry.get("id"),
+                    idempotency_key=entry.get("idempotency_key"),
+                )
+            results.append(BatchEntryResult(index=index, memory=memory))
+        except DomainError as error:
+            results.append(BatchEntryResult(index=index, error=error))
+    return results

@@ -1,0 +1,44 @@
+"""The domain's one exception hierarchy.
+
+Services and selectors raise these; each interface (MCP, REST, admin, commands) translates them
+once. Messages are written for the caller: they say what went wrong and what to do instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DomainError(Exception):
+    code = "error"
+
+    def __init__(self, message: str, *, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class ValidationError(DomainError):
+    code = "invalid"
+
+
+class NotFound(DomainError):
+    """Raised alike for objects that do not exist and objects of another organization."""
+
+    code = "not_found"
+
+
+class PermissionDenied(DomainError):
+    code = "permission_denied"
+
+
+class Locked(PermissionDenied):
+    code = "locked"
+
+
+class Conflict(DomainError):
+    code = "conflict"
+
+
+class AuthenticationFailed(DomainError):
+    code = "unauthenticated"

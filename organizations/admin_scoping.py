@@ -1,0 +1,79 @@
+"""Admin access follows organization roles, not Django's per-model permissions.
+
+Platform superusers see everything. Anyone else sees only the organizations they are a member of,
+and what they may do there follows their role: readers look, curators curate memories, admins
+manage tokens and members. A curator of one organization sees nothing of another.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest
+
+from organizations.models import Membership, Organization, Role
+
+
+def organizations_for(request: HttpRequest, minimum_role: str = Role.READER) -> QuerySet[Organization]:
+    user = request.user
+    if not user.is_authenticated or not user.is_active:
+        return Organization.objects.none()
+    if user.is_superuser:
+        return Organization.objects.all()
+    allowed = [role for role in Role.values if Role.rank(role) >= Role.rank(minimum_role)]
+    org_ids = Membership.objects.filter(user=user, role__in=allowed).values("organization_id")
+    return Organization.objects.filter(pk__in=org_ids)
+
+
+class OrganizationScopedAdmin(admin.ModelAdmin):
+    """Base for every model that belongs to an organization."""
+
+    organization_path = "organization"
+    view_role = Role.READER
+    change_role = Role.CURATOR
+    add_role = Role.CURATOR
+
+    def _organization_of(self, obj: Model) -> Organization:
+        value: Any = obj
+        for part in self.organization_path.split("__"):
+            value = getattr(value, part)
+        return value
+
+    def _allowed(self, request: HttpRequest, role: str, obj: Model | None) -> bool:
+        if request.user.is_superuser:
+            return True
+        if not request.user.is_staff:
+            return False
+        organizations = organizations_for(request, role)
+        if obj is None:
+            return organizations.exists()
+        return organizations.filter(pk=self._organization_of(obj).pk).exists()
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        return queryset.filter(**{f"{self.organization_path}__in": organizations_for(request)})
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self._allowed(request, self.view_role, None)
+
+    def has_view_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return self._allowed(request, self.view_role, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return self._allowed(request, self.change_role, obj)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return self._allowed(request, self.add_role, None)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        # Nothing is hard-deleted through the admin: memories are soft-deleted, tokens revoked.
+        return False
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.related_model is Organization and not request.user.is_superuser:
+            kwargs["queryset"] = organizations_for(request, self.add_role)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)

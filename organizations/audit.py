@@ -1,0 +1,30 @@
+"""Writing audit events: called by services, inside their transaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from organizations.models import AuditEvent
+from organizations.principal import Principal
+
+
+def audit_record(
+    *,
+    principal: Principal,
+    action: str,
+    target_type: str,
+    target_id: object,
+    reason: str = "",
+    data: dict[str, Any] | None = None,
+) -> AuditEvent:
+    return AuditEvent.objects.create(
+        organization=principal.organization,
+        action=action,
+        target_type=target_type,
+        target_id=str(target_id),
+        actor=principal.label,
+        user=principal.user,
+        token=principal.token,
+        reason=reason or "",
+        data=data or {},
+    )

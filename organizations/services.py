@@ -1,0 +1,187 @@
+"""Writes for tenancy: organizations, repositories, memberships and API tokens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from memory_platform.exceptions import AuthenticationFailed, Conflict, NotFound, ValidationError
+from organizations.audit import audit_record
+from organizations.models import ApiToken, Membership, Organization, Repository, Role, User, slug_validator
+from organizations.principal import Principal
+
+
+def _validate_slug(slug: str, what: str) -> None:
+    try:
+        slug_validator(slug)
+    except DjangoValidationError:
+        raise ValidationError(
+            f"'{slug}' is not a valid {what} slug: use 1-64 lowercase letters, digits and hyphens, "
+            "starting and ending with a letter or digit"
+        ) from None
+
+
+def _validate_role(role: str) -> None:
+    if role not in Role.values:
+        raise ValidationError(f"unknown role '{role}'; use one of: {', '.join(Role.values)}")
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """A freshly created token. ``raw`` exists only here: it is never stored or shown again."""
+
+    token: ApiToken
+    raw: str
+
+
+@transaction.atomic
+def organization_create(*, slug: str, name: str = "", operator: str = "manage.py") -> Organization:
+    _validate_slug(slug, "organization")
+    try:
+        with transaction.atomic():
+            organization = Organization.objects.create(slug=slug, name=name or slug)
+    except IntegrityError:
+        raise Conflict(f"an organization with slug '{slug}' already exists; choose another slug") from None
+    audit_record(
+        principal=Principal.for_operator(organization, operator),
+        action="organization.create",
+        target_type="organization",
+        target_id=organization.pk,
+        data={"slug": slug, "name": organization.name},
+    )
+    return organization
+
+
+@transaction.atomic
+def repository_get_or_create(*, principal: Principal, slug: str) -> Repository:
+    """Repositories come into being the first time a writer names one."""
+    _validate_slug(slug, "repository")
+    repository = Repository.objects.filter(organization=principal.organization, slug=slug).first()
+    if repository is not None:
+        return repository
+    principal.require(Role.AGENT, "creating a repository")
+    repository, created = Repository.objects.get_or_create(organization=principal.organization, slug=slug)
+    if created:
+        audit_record(
+            principal=principal,
+            action="repository.create",
+            target_type="repository",
+            target_id=repository.pk,
+            data={"slug": slug},
+        )
+    return repository
+
+
+@transaction.atomic
+def membership_set(*, principal: Principal, user: User, role: str) -> Membership:
+    principal.require(Role.ADMIN, "managing members")
+    _validate_role(role)
+    membership, _ = Membership.objects.update_or_create(
+        user=user, organization=principal.organization, defaults={"role": role}
+    )
+    audit_record(
+        principal=principal,
+        action="membership.set",
+        target_type="membership",
+        target_id=membership.pk,
+        data={"user": user.get_username(), "role": role},
+    )
+    return membership
+
+
+@transaction.atomic
+def token_create(
+    *,
+    principal: Principal,
+    role: str,
+    name: str = "",
+    user: User | None = None,
+    expires_at: datetime | None = None,
+) -> IssuedToken:
+    principal.require(Role.ADMIN, "creating API tokens")
+    _validate_role(role)
+    if expires_at is not None and expires_at <= timezone.now():
+        raise ValidationError("expires_at must be in the future")
+    is_member = user is not None and Membership.objects.filter(user=user, organization=principal.organization).exists()
+    if user is not None and not user.is_superuser and not is_member:
+        raise ValidationError(f"user '{user.get_username()}' is not a member of {principal.organization.slug}")
+    raw, prefix, secret_hash = ApiToken.generate()
+    token = ApiToken.objects.create(
+        organization=principal.organization,
+        name=name,
+        role=role,
+        user=user,
+        prefix=prefix,
+        secret_hash=secret_hash,
+        expires_at=expires_at,
+        created_by=principal.user,
+    )
+    audit_record(
+        principal=principal,
+        action="token.create",
+        target_type="api_token",
+        target_id=token.prefix,
+        data={"role": role, "name": name, "user": user.get_username() if user else None},
+    )
+    return IssuedToken(token=token, raw=raw)
+
+
+@transaction.atomic
+def token_revoke(*, principal: Principal, prefix: str) -> ApiToken:
+    principal.require(Role.ADMIN, "revoking API tokens")
+    prefix = prefix.removeprefix("mp_").split("_", 1)[0]
+    token = ApiToken.objects.select_for_update().filter(organization=principal.organization, prefix=prefix).first()
+    if token is None:
+        raise NotFound(f"no token with prefix '{prefix}' in {principal.organization.slug}")
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+        audit_record(principal=principal, action="token.revoke", target_type="api_token", target_id=token.prefix)
+    return token
+
+
+def principal_for_token(raw_token: str) -> Principal:
+    """Authenticate a bearer token. Every failure says what is wrong without saying what exists."""
+    prefix = ApiToken.split(raw_token.strip())
+    if prefix is None:
+        raise AuthenticationFailed("malformed token: expected 'mp_<prefix>_<secret>' as the Bearer credential")
+    token = ApiToken.objects.select_related("organization", "user").filter(prefix=prefix).first()
+    if token is None or not token.matches(raw_token.strip()):
+        raise AuthenticationFailed("invalid token")
+    if token.revoked_at is not None:
+        raise AuthenticationFailed("this token has been revoked; ask an organization admin for a new one")
+    if token.expires_at is not None and token.expires_at <= timezone.now():
+        raise AuthenticationFailed("this token has expired; ask an organization admin for a new one")
+    _touch_token(token)
+    user = token.user
+    return Principal(
+        organization=token.organization,
+        role=token.role,
+        user=user,
+        token=token,
+        is_superuser=bool(user and user.is_superuser),
+    )
+
+
+def _touch_token(token: ApiToken) -> None:
+    # One write a minute at most per token, not one per request.
+    now = timezone.now()
+    resolution = timedelta(seconds=settings.API_TOKEN_LAST_USED_RESOLUTION_SECONDS)
+    if token.last_used_at is None or now - token.last_used_at >= resolution:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
+
+
+def principal_for_user(*, user: User, organization: Organization) -> Principal:
+    """The principal of a logged-in person acting in one organization."""
+    if user.is_superuser:
+        return Principal(organization=organization, role=Role.ADMIN, user=user, is_superuser=True)
+    membership = Membership.objects.filter(user=user, organization=organization).first()
+    if membership is None:
+        raise NotFound(f"organization '{organization.slug}' not found")
+    return Principal(organization=organization, role=membership.role, user=user)
