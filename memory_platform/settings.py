@@ -89,6 +89,8 @@ else:
     DATABASES = {"default": EmbeddedServer(DATA_DIR).django_settings()}
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Lets concurrent test runs against one server use separate test databases.
+DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME") or None}
 
 REDIS_URL = env_str("REDIS_URL")
 
