@@ -7,6 +7,7 @@ With no DATABASE_URL the platform runs on an embedded PostgreSQL + pgvector kept
 from __future__ import annotations
 
 import secrets
+import warnings
 from pathlib import Path
 
 from memory_platform.embedded_db import EmbeddedServer
@@ -108,6 +109,10 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+
+# WhiteNoise hands Django a synchronous file iterator; under ASGI Django buffers it and warns on
+# every static file. Admin CSS is small, so the buffering is harmless and the warning is noise.
+warnings.filterwarnings("ignore", message="StreamingHttpResponse must consume synchronous iterators")
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"

@@ -1,0 +1,20 @@
+# Production image: the same code and entry point as `make run`, on an external PostgreSQL + Redis.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    MEMORY_PLATFORM_DATA_DIR=/app/var
+
+WORKDIR /app
+RUN useradd --system --create-home --home-dir /home/app app
+
+COPY requirements.txt .
+RUN pip install --no-cache-dir -r requirements.txt
+
+COPY . .
+RUN mkdir -p /app/var && chown -R app:app /app/var
+USER app
+
+EXPOSE 8000
+# `manage.py serve` migrates, collects static files and runs the ASGI server: the `make run` path.
+CMD ["python", "manage.py", "serve", "--host", "0.0.0.0", "--port", "8000", "--no-demo"]
