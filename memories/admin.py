@@ -53,6 +53,11 @@ class MemoryVersionInline(admin.TabularInline):
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # The history is part of the memory: whoever may see the memory sees its versions, whatever
+        # Django's per-model permissions say (the admin follows organization roles instead).
+        return self.admin_site.get_model_admin(Memory).has_view_permission(request, obj)
+
 
 class DeletedFilter(admin.SimpleListFilter):
     title = "deleted"
@@ -78,6 +83,13 @@ class MemoryAdminForm(forms.ModelForm):
         model = Memory
         fields = ["organization", *EDITABLE_FIELDS]
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance._state.adding and "title" in self.fields:
+            # As over MCP and REST, a new memory without a title gets one derived from its content.
+            self.fields["title"].required = False
+            self.fields["title"].help_text = "Leave blank to derive it from the content."
+
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         if self.errors:
@@ -98,6 +110,12 @@ class MemoryAdminForm(forms.ModelForm):
         except DomainError as error:
             raise forms.ValidationError(error.message) from None
         return cleaned
+
+    def _post_clean(self) -> None:
+        # Django would now check the model's constraints on the form's half-built row; the
+        # services have already checked and saved the real one (they set the owner, clear the
+        # repository…), so such checks only add confusing second messages.
+        return None
 
 
 @admin.register(Memory)
@@ -158,13 +176,20 @@ class MemoryAdmin(OrganizationScopedAdmin):
         form_class = super().get_form(request, obj, change=change, **kwargs)
         return type(form_class.__name__, (form_class,), {"request": request})
 
+    def save_form(self, request: HttpRequest, form: Any, change: bool) -> Memory:
+        # The form already saved through the services: the admin's messages and history name
+        # the memory as saved, not the form's unsaved copy.
+        saved: Memory = form.saved
+        return saved
+
     def save_model(self, request: HttpRequest, obj: Memory, form: Any, change: bool) -> None:
-        # The form already saved through the services; point the admin at the saved row.
-        obj.pk = form.saved.pk
+        return None
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
-        # Versions are written by the services, never by the inline.
-        return None
+        # Versions are written by the services, never by the inline. The admin's change message
+        # still reads what each formset saved: nothing.
+        for formset in formsets:
+            formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
 
     def _apply(
         self, request: HttpRequest, queryset: QuerySet[Memory], label: str, action: Callable[..., Memory]

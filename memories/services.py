@@ -259,6 +259,10 @@ def _memory_for_idempotency_key(principal: Principal, key: str, new: _NewMemory)
     )
     if existing is None:
         return None
+    if not memory_visible_queryset(principal, include_deleted=True).filter(pk=existing.pk).exists():
+        # Keys are unique per organization, but a retry must not hand out another person's
+        # private memory: refuse without saying which memory holds the key.
+        raise Conflict(f"idempotency_key '{key}' is already in use; use a new key for a new memory")
     if existing.idempotency_fingerprint != new.fingerprint():
         raise Conflict(
             f"idempotency_key '{key}' was already used for different content (memory {existing.id}); "
@@ -372,6 +376,10 @@ def memory_update(*, principal: Principal, memory_id: Any, data: Mapping[str, An
         if getattr(memory, field) != value:
             changes[field] = value
 
+    # A title the platform derived follows the content; one a person wrote stays.
+    title_was_derived = memory.title == validation.derive_title(memory.current_content)
+    if "current_content" in changes and "title" not in data and title_was_derived:
+        changes["title"] = validation.derive_title(changes["current_content"])
     if "status" in changes:
         _check_status_allowed(principal, changes["status"], memory.status)
     if "scope_type" in changes:

@@ -133,7 +133,10 @@ def aware_datetime(value: Any, field: str) -> datetime | None:
     if value is None or value == "":
         return None
     if isinstance(value, str):
-        parsed = parse_datetime(value.strip())
+        try:
+            parsed = parse_datetime(value.strip())
+        except ValueError:  # well formed but impossible, e.g. February 30th
+            parsed = None
         if parsed is None:
             raise ValidationError(
                 f"{field} must be an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z", details={"field": field}

@@ -3,10 +3,10 @@ from __future__ import annotations
 from django.db import connection
 from django.db.utils import DatabaseError
 from django.http import HttpRequest, JsonResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 
-@require_GET
+@require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
     """Liveness and readiness: the database answers and has pgvector."""
     try:

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.admin.utils import get_fields_from_path
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 
-from organizations.models import Membership, Organization, Role
+from organizations.models import Membership, Organization, Repository, Role
 
 
 def organizations_for(request: HttpRequest, minimum_role: str = Role.READER) -> QuerySet[Organization]:
@@ -73,7 +74,21 @@ class OrganizationScopedAdmin(admin.ModelAdmin):
         # Nothing is hard-deleted through the admin: memories are soft-deleted, tokens revoked.
         return False
 
+    def get_list_filter(self, request: HttpRequest) -> Any:
+        # Django's filter for a relation lists every row of the related table, which would show
+        # other organizations' names; list only the values found among the objects shown here.
+        return [
+            (entry, admin.RelatedOnlyFieldListFilter)
+            if isinstance(entry, str) and get_fields_from_path(self.model, entry)[-1].is_relation
+            else entry
+            for entry in super().get_list_filter(request)
+        ]
+
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        if db_field.related_model is Organization and not request.user.is_superuser:
-            kwargs["queryset"] = organizations_for(request, self.add_role)
+        if not request.user.is_superuser:
+            organizations = organizations_for(request, self.add_role)
+            if db_field.related_model is Organization:
+                kwargs["queryset"] = organizations
+            elif db_field.related_model is Repository:
+                kwargs["queryset"] = Repository.objects.filter(organization__in=organizations)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)

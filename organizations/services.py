@@ -157,8 +157,10 @@ def principal_for_token(raw_token: str) -> Principal:
         raise AuthenticationFailed("this token has been revoked; ask an organization admin for a new one")
     if token.expires_at is not None and token.expires_at <= timezone.now():
         raise AuthenticationFailed("this token has expired; ask an organization admin for a new one")
-    _touch_token(token)
     user = token.user
+    if user is not None:
+        _check_token_user(token, user)
+    _touch_token(token)
     return Principal(
         organization=token.organization,
         role=token.role,
@@ -166,6 +168,19 @@ def principal_for_token(raw_token: str) -> Principal:
         token=token,
         is_superuser=bool(user and user.is_superuser),
     )
+
+
+def _check_token_user(token: ApiToken, user: User) -> None:
+    # A personal token acts for its person: it ends when they leave or are deactivated.
+    if not user.is_active:
+        raise AuthenticationFailed(
+            f"the user of this token, {user.get_username()}, is deactivated; ask an organization admin"
+        )
+    if not user.is_superuser and not Membership.objects.filter(user=user, organization=token.organization).exists():
+        raise AuthenticationFailed(
+            f"the user of this token, {user.get_username()}, is no longer a member of "
+            f"{token.organization.slug}; ask an organization admin"
+        )
 
 
 def _touch_token(token: ApiToken) -> None:

@@ -89,3 +89,9 @@ def make_memory(acme: Tenant) -> MemoryFactory:
         return memory_create(principal=principal or acme.agent, data=data)
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings: Any) -> None:
+    # The personas and staff users all get passwords; the production hasher is slow on purpose.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
