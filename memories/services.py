@@ -16,6 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memories import validation
+from memories.embedding_pipeline import EMBEDDING_FIELDS, apply_embedding, embed_texts, embedding_text
 from memories.models import Memory, MemoryVersion, ScopeType, Status
 from memories.selectors import memory_visible_queryset
 from memory_platform.exceptions import Conflict, DomainError, Locked, NotFound, PermissionDenied, ValidationError
@@ -25,6 +26,14 @@ from organizations.principal import Principal
 from organizations.services import repository_get_or_create
 
 AGENT_STATUSES = frozenset({Status.DRAFT, Status.ACTIVE})
+
+
+class _Compute:
+    """Sentinel: embed the memory during the write (rather than use a vector computed earlier)."""
+
+
+COMPUTE = _Compute()
+Vector = list[float] | None
 
 # Fields a caller may set; the rest (id, version, timestamps, actors) belong to the platform.
 WRITABLE_FIELDS = (
@@ -209,12 +218,14 @@ def memory_create(
     idempotency_key: Any = None,
     organization: str | None = None,
     reason: str = "",
+    embedding: Vector | _Compute = COMPUTE,
 ) -> Memory:
     """Create a memory.
 
     With ``memory_id``, an upsert: the memory is updated if it exists, created with that id if not.
     With ``idempotency_key``, a retry of the same request returns the memory created the first time,
     and the same key with different content is a conflict; this holds under concurrent requests.
+    ``embedding`` is for batch writes that embedded many texts at once (None: provider was down).
     """
     principal.check_organization(organization)
     _check_can_write(principal)
@@ -237,9 +248,14 @@ def memory_create(
             fields = {k: v for k, v in data.items() if v is not None}
             return memory_update(principal=principal, memory_id=wanted_id, data=fields, reason=reason or "upsert")
 
+    if isinstance(embedding, _Compute):
+        # Embedded before the transaction opens, so no lock is held while the model runs.
+        title = new.title or validation.derive_title(new.current_content)
+        vectors = embed_texts([embedding_text(title, new.current_content)])
+        embedding = vectors[0] if vectors else None
     try:
         with transaction.atomic():
-            return _insert(principal=principal, new=new, memory_id=wanted_id, key=key, reason=reason)
+            return _insert(principal=principal, new=new, memory_id=wanted_id, key=key, reason=reason, vector=embedding)
     except IntegrityError as exc:
         # A concurrent request with the same idempotency key (or id) won the race: answer as a retry.
         if key is not None:
@@ -273,7 +289,7 @@ def _memory_for_idempotency_key(principal: Principal, key: str, new: _NewMemory)
 
 
 def _insert(
-    *, principal: Principal, new: _NewMemory, memory_id: uuid.UUID | None, key: str | None, reason: str
+    *, principal: Principal, new: _NewMemory, memory_id: uuid.UUID | None, key: str | None, reason: str, vector: Vector
 ) -> Memory:
     _check_scope(principal, new.scope_type)
     _check_status_allowed(principal, new.status)
@@ -305,6 +321,7 @@ def _insert(
     )
     if memory_id is not None:
         memory.id = memory_id
+    apply_embedding(memory, vector)
     memory.save(force_insert=True)
     _write_version(principal=principal, memory=memory, change="create", fields=list(WRITABLE_FIELDS), reason=reason)
     return memory
@@ -332,7 +349,12 @@ def _save_change(*, principal: Principal, memory: Memory, fields: list[str], cha
     memory.updated_at = timezone.now()
     memory.updated_by = principal.user
     memory.updated_by_token = principal.token
-    memory.save(update_fields=[*fields, "version", "updated_at", "updated_by", "updated_by_token"])
+    derived: list[str] = []
+    if {"title", "current_content"} & set(fields):
+        vectors = embed_texts([embedding_text(memory.title, memory.current_content)])
+        apply_embedding(memory, vectors[0] if vectors else None)
+        derived = EMBEDDING_FIELDS
+    memory.save(update_fields=[*fields, *derived, "version", "updated_at", "updated_by", "updated_by_token"])
     _write_version(principal=principal, memory=memory, change=change, fields=fields, reason=reason)
     return memory
 
@@ -505,20 +527,40 @@ def memory_batch_create(
         raise ValidationError("memories must be a non-empty list of memory objects")
     if len(entries) > limit:
         raise ValidationError(f"a batch holds at most {limit} memories; got {len(entries)}. Split it.")
-    results: list[BatchEntryResult] = []
+    errors: dict[int, DomainError] = {}
+    parsed: dict[int, tuple[dict[str, Any], _NewMemory]] = {}
     for index, entry in enumerate(entries):
         try:
             if not isinstance(entry, Mapping):
                 raise ValidationError(f"entry {index} must be a memory object, got {type(entry).__name__}")
-            entry_org = entry.get("organization")
-            principal.check_organization(entry_org)
+            principal.check_organization(entry.get("organization"))
             data = {k: v for k, v in entry.items() if k not in (*_BATCH_ENTRY_CONTROL, "organization")}
+            parsed[index] = (data, _parse_new(data))
+        except DomainError as error:
+            errors[index] = error
+
+    # One embedding call for the whole batch: the model is far faster on batches than one by one.
+    texts = [
+        embedding_text(new.title or validation.derive_title(new.current_content), new.current_content)
+        for _, new in parsed.values()
+    ]
+    embedded = embed_texts(texts)
+    vectors: list[Vector] = list(embedded) if embedded is not None else [None for _ in texts]
+    vector_for = dict(zip(parsed, vectors, strict=True))
+
+    results: list[BatchEntryResult] = []
+    for index, entry in enumerate(entries):
+        if index in errors:
+            results.append(BatchEntryResult(index=index, error=errors[index]))
+            continue
+        try:
             with transaction.atomic():
                 memory = memory_create(
                     principal=principal,
-                    data=data,
+                    data=parsed[index][0],
                     memory_id=entry.get("id"),
                     idempotency_key=entry.get("idempotency_key"),
+                    embedding=vector_for[index],
                 )
             results.append(BatchEntryResult(index=index, memory=memory))
         except DomainError as error:

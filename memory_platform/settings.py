@@ -134,6 +134,17 @@ MEMORY_TITLE_MAX_WORDS = 12
 MEMORY_BATCH_MAX_ENTRIES = env_int("MEMORY_BATCH_MAX_ENTRIES", 500)
 API_TOKEN_LAST_USED_RESOLUTION_SECONDS = 60
 
+# Embeddings. "local" runs all-MiniLM-L6-v2 offline on onnxruntime; "openai" calls any
+# OpenAI-compatible /v1/embeddings endpoint (OpenAI, Ollama, vLLM, TEI).
+EMBEDDING_PROVIDER = env_str("EMBEDDING_PROVIDER", "local")
+EMBEDDING_BASE_URL = env_str("EMBEDDING_BASE_URL")
+EMBEDDING_MODEL = env_str("EMBEDDING_MODEL")
+EMBEDDING_API_KEY = env_str("EMBEDDING_API_KEY")
+# The vector column holds 384 dimensions; an HTTP model must produce (or be asked for) that size.
+EMBEDDING_DIMENSIONS = 384
+EMBEDDING_TIMEOUT = float(env_int("EMBEDDING_TIMEOUT", 30))
+EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0)
+
 # Celery: Redis in production; with no REDIS_URL a broker kept in files under DATA_DIR, so a
 # local worker and beat run with nothing else installed.
 if REDIS_URL:

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import enum
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+
+class EmbeddingError(RuntimeError):
+    """The provider could not produce embeddings; the message says why."""
+
+
+class ModelState(enum.StrEnum):
+    IDLE = "idle"
+    LOADING = "loading"
+    READY = "ready"
+    ERROR = "error"
+
+
+class EmbeddingProvider(ABC):
+    """Turns texts into unit-length vectors of ``dimensions`` floats."""
+
+    name: str
+    dimensions: int
+
+    def __init__(self) -> None:
+        self._state = ModelState.IDLE
+        self._error = ""
+        self._state_lock = threading.Lock()
+
+    @property
+    def state(self) -> ModelState:
+        return self._state
+
+    @property
+    def error(self) -> str:
+        return self._error
+
+    def _set_state(self, state: ModelState, error: str = "") -> None:
+        with self._state_lock:
+            self._state = state
+            self._error = error
+
+    def warm_up(self, *, background: bool = True) -> None:  # noqa: B027 - optional hook
+        """Start getting ready (load a model, check a connection) without blocking the caller."""
+
+    @abstractmethod
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed ``texts`` in order. Raises EmbeddingError if it cannot."""
+
+    def embed_one(self, text: str) -> list[float]:
+        return self.embed([text])[0]
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "provider": type(self).__name__,
+            "model": self.name,
+            "dimensions": self.dimensions,
+            "state": self.state.value,
+            "error": self.error or None,
+        }

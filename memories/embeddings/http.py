@@ -1,0 +1,77 @@
+"""Any OpenAI-compatible ``/v1/embeddings`` endpoint: OpenAI, Ollama, vLLM, TEI, LiteLLM…"""
+
+from __future__ import annotations
+
+import json
+import math
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+
+from memories.embeddings.base import EmbeddingError, EmbeddingProvider, ModelState
+
+MAX_INPUTS_PER_REQUEST = 128
+
+
+class OpenAICompatibleProvider(EmbeddingProvider):
+    def __init__(self, *, base_url: str, model: str, api_key: str, dimensions: int, timeout: float) -> None:
+        super().__init__()
+        if not base_url or not model:
+            raise EmbeddingError("the openai embedding provider needs EMBEDDING_BASE_URL and EMBEDDING_MODEL")
+        base = base_url.rstrip("/")
+        self.url = (
+            base
+            if base.endswith("/embeddings")
+            else (f"{base}/embeddings" if base.endswith("/v1") else f"{base}/v1/embeddings")
+        )
+        self.name = model
+        self.dimensions = dimensions
+        self._api_key = api_key
+        self._timeout = timeout
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), MAX_INPUTS_PER_REQUEST):
+            vectors.extend(self._request(list(texts[start : start + MAX_INPUTS_PER_REQUEST])))
+        return vectors
+
+    def _request(self, texts: list[str]) -> list[list[float]]:
+        body: dict[str, object] = {"model": self.name, "input": texts, "encoding_format": "float"}
+        if self.dimensions:
+            body["dimensions"] = self.dimensions
+        headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        request = urllib.request.Request(self.url, data=json.dumps(body).encode(), headers=headers, method="POST")  # noqa: S310
+        try:
+            with urllib.request.urlopen(request, timeout=self._timeout) as response:  # noqa: S310 - configured URL
+                payload = json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            detail = error.read()[:300].decode(errors="replace")
+            self._set_state(ModelState.ERROR, f"HTTP {error.code}")
+            raise EmbeddingError(f"embedding endpoint {self.url} answered HTTP {error.code}: {detail}") from error
+        except (urllib.error.URLError, TimeoutError, OSError, ValueError) as error:
+            self._set_state(ModelState.ERROR, str(error))
+            raise EmbeddingError(f"embedding endpoint {self.url} failed: {error}") from error
+        try:
+            rows = sorted(payload["data"], key=lambda row: row["index"])
+            vectors = [[float(x) for x in row["embedding"]] for row in rows]
+        except (KeyError, TypeError, ValueError) as error:
+            self._set_state(ModelState.ERROR, "malformed response")
+            raise EmbeddingError(f"embedding endpoint {self.url} returned an unexpected body") from error
+        if len(vectors) != len(texts):
+            raise EmbeddingError(f"embedding endpoint returned {len(vectors)} vectors for {len(texts)} texts")
+        for vector in vectors:
+            if len(vector) != self.dimensions:
+                self._set_state(ModelState.ERROR, "dimension mismatch")
+                raise EmbeddingError(
+                    f"model {self.name} returned {len(vector)} dimensions; the platform stores {self.dimensions}. "
+                    "Choose a model (or its 'dimensions' option) that yields that size."
+                )
+        self._set_state(ModelState.READY)
+        return [_normalise(vector) for vector in vectors]
+
+
+def _normalise(vector: list[float]) -> list[float]:
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector]

