@@ -10,7 +10,7 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
-from pgvector.django import VectorField
+from pgvector.django import HnswIndex, VectorField
 
 from organizations.models import ApiToken, Organization, Repository, User
 
@@ -135,6 +135,13 @@ class Memory(models.Model):
             GinIndex(fields=["tags"], name="memory_tags_gin"),
             GinIndex(fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"]),
             GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
+            HnswIndex(
+                name="memory_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
         ]
         constraints = [
             models.CheckConstraint(

@@ -145,6 +145,15 @@ EMBEDDING_DIMENSIONS = 384
 EMBEDDING_TIMEOUT = float(env_int("EMBEDDING_TIMEOUT", 30))
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0)
 
+# Search. Weights of the two rankings in reciprocal-rank fusion, how many candidates each
+# retriever contributes, and below how many rows a scope is scanned exactly instead of via HNSW.
+SEARCH_FUSION = env_str("SEARCH_FUSION", "score")
+SEARCH_VECTOR_WEIGHT = float(env_str("SEARCH_VECTOR_WEIGHT", "1.0"))
+SEARCH_KEYWORD_WEIGHT = float(env_str("SEARCH_KEYWORD_WEIGHT", "1.5"))
+SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 100)
+SEARCH_EXACT_SCAN_LIMIT = env_int("SEARCH_EXACT_SCAN_LIMIT", 10000)
+SEARCH_HNSW_EF_SEARCH = env_int("SEARCH_HNSW_EF_SEARCH", 100)
+
 # Celery: Redis in production; with no REDIS_URL a broker kept in files under DATA_DIR, so a
 # local worker and beat run with nothing else installed.
 if REDIS_URL:

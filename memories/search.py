@@ -1,0 +1,476 @@
+"""Hybrid search: the one retrieval pipeline every interface uses.
+
+1. Scope: only memories the principal may see, narrowed by the caller's filters.
+2. Candidates from two retrievers over that scope:
+   - vector: cosine distance on the HNSW index, with pgvector's iterative scan so a filtered
+     query still returns its full top-k; small scopes are searched exactly instead;
+   - keyword: PostgreSQL full text (any query term may match), scored with BM25. PostgreSQL's
+     ``ts_rank`` has no inverse document frequency, so we compute Okapi BM25 ourselves from the
+     stored tsvector (term frequencies) and per-organization document frequencies.
+3. Fusion: a weighted sum of the two retrievers' scores, each min-max scaled per query
+   (weighted reciprocal-rank fusion is available too), or one retriever alone.
+4. Optional boosts by importance and recency.
+5. Order: relevance, then importance (desc), then created_at (desc); keyset cursor pagination.
+With no query, the order is importance then recency over the same filtered scope.
+"""
+
+from __future__ import annotations
+
+import base64
+import enum
+import hashlib
+import json
+import math
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchQuery
+from django.db import connection, transaction
+from django.db.models import ExpressionWrapper, FloatField, Q, QuerySet, Value
+from django.db.models.expressions import RawSQL
+from django.utils import timezone
+from pgvector.django import CosineDistance
+
+from memories.access import record_access
+from memories.embeddings import EmbeddingError, get_provider
+from memories.models import FULL_TEXT_CONFIG, Memory
+from memories.selectors import MemoryFilters, memory_filter, memory_list, memory_visible_queryset
+from memory_platform.exceptions import DomainError, ValidationError
+from organizations.principal import Principal
+
+MAX_RESULTS = 1000
+MAX_QUERY_CHARS = 2000
+RRF_K = 60
+
+
+class SearchMode(enum.StrEnum):
+    HYBRID = "hybrid"
+    VECTOR = "vector"
+    KEYWORD = "keyword"
+
+
+class Fusion(enum.StrEnum):
+    # Weighted sum of each retriever's scores, min-max scaled per query. On LoCoMo it beats
+    # reciprocal-rank fusion clearly (R@10 0.694 against 0.646 at their best weights), because
+    # it keeps how far ahead a candidate is, not just its place.
+    SCORE = "score"
+    RRF = "rrf"  # weighted reciprocal-rank fusion
+
+
+class SearchUnavailable(DomainError):
+    code = "unavailable"
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    query: str = ""
+    mode: SearchMode = SearchMode.HYBRID
+    filters: MemoryFilters = field(default_factory=MemoryFilters)
+    limit: int | None = 20
+    cursor: str | None = None
+    vector_weight: float | None = None
+    keyword_weight: float | None = None
+    importance_boost: float = 0.0
+    recency_boost: float = 0.0
+    fusion: Fusion | None = None
+
+    @classmethod
+    def build(cls, **values: Any) -> SearchParams:
+        """Validate raw interface input; every bad value gets a message naming it."""
+        query = values.get("query") or ""
+        if not isinstance(query, str):
+            raise ValidationError("query must be text", details={"field": "query"})
+        if len(query) > MAX_QUERY_CHARS:
+            raise ValidationError(f"query is longer than {MAX_QUERY_CHARS} characters", details={"field": "query"})
+        mode = values.get("mode") or SearchMode.HYBRID
+        if mode not in SearchMode.__members__.values():
+            raise ValidationError(
+                f"unknown mode '{mode}'; use one of: {', '.join(m.value for m in SearchMode)}",
+                details={"field": "mode"},
+            )
+        limit = values.get("limit", 20)
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_RESULTS
+        ):
+            raise ValidationError(f"limit must be a whole number from 1 to {MAX_RESULTS}", details={"field": "limit"})
+        numbers = {}
+        for name in ("vector_weight", "keyword_weight", "importance_boost", "recency_boost"):
+            value = values.get(name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 100:
+                raise ValidationError(f"{name} must be a number from 0 to 100", details={"field": name})
+            numbers[name] = float(value)
+        fusion = values.get("fusion")
+        if fusion is not None and fusion not in Fusion.__members__.values():
+            raise ValidationError(
+                f"unknown fusion '{fusion}'; use one of: {', '.join(f.value for f in Fusion)}",
+                details={"field": "fusion"},
+            )
+        filters = values.get("filters")
+        cursor = values.get("cursor")
+        if cursor is not None and not isinstance(cursor, str):
+            raise ValidationError("cursor must be the text returned as next_cursor", details={"field": "cursor"})
+        return cls(
+            query=query.strip(),
+            mode=SearchMode(mode),
+            filters=filters if isinstance(filters, MemoryFilters) else MemoryFilters.from_mapping(filters),
+            limit=limit,
+            cursor=cursor or None,
+            fusion=Fusion(fusion) if fusion else None,
+            **numbers,
+        )
+
+    def fingerprint(self) -> str:
+        payload = asdict(self)
+        payload.pop("cursor")
+        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    memory: Memory
+    relevance: float | None = None
+    vector_similarity: float | None = None
+    keyword_score: float | None = None
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    hits: list[SearchHit]
+    next_cursor: str | None
+    mode: SearchMode
+    # Set when hybrid search ran on keywords alone because the embedding provider was down.
+    degraded: str | None = None
+
+
+@dataclass
+class _Candidate:
+    pk: Any
+    importance: int
+    created_at: datetime
+    similarity: float | None = None
+    keyword: float | None = None
+    vector_rank: int | None = None
+    keyword_rank: int | None = None
+    relevance: float = 0.0
+
+    def sort_key(self) -> tuple[float, int, float, str]:
+        return (-self.relevance, -self.importance, -self.created_at.timestamp(), str(self.pk))
+
+
+# --- cursors -----------------------------------------------------------------------------------
+
+
+def _encode_cursor(fingerprint: str, key: Sequence[Any]) -> str:
+    raw = json.dumps({"f": fingerprint, "k": list(key)}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str, fingerprint: str) -> list[Any]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        payload = json.loads(raw)
+        key = payload["k"]
+        stored_fingerprint = payload["f"]
+    except (ValueError, KeyError, TypeError):
+        raise ValidationError(
+            "cursor is not valid; pass back the next_cursor of a previous page unchanged", details={"field": "cursor"}
+        ) from None
+    if stored_fingerprint != fingerprint:
+        raise ValidationError(
+            "cursor belongs to a different search; repeat the same query, filters and limit with it",
+            details={"field": "cursor"},
+        )
+    return list(key)
+
+
+# --- retrievers --------------------------------------------------------------------------------
+
+
+def _vector_candidates(scope: QuerySet[Memory], vector: list[float], k: int) -> list[_Candidate]:
+    exact_limit = settings.SEARCH_EXACT_SCAN_LIMIT
+    embedded = scope.filter(embedding__isnull=False)
+    distance = CosineDistance("embedding", vector)
+    small = embedded.values("pk")[: exact_limit + 1].count() <= exact_limit
+    with transaction.atomic():
+        if small:
+            # An exact scan of a small scope is fast and always right; "+ 0" keeps the planner
+            # from walking the shared HNSW graph for a handful of rows.
+            ordering = ExpressionWrapper(distance + Value(0.0), output_field=FloatField())
+        else:
+            # The shared HNSW graph, scanned until enough rows pass the tenant and filters.
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(settings.SEARCH_HNSW_EF_SEARCH, k)])
+            ordering = distance  # type: ignore[assignment]
+        rows = list(
+            embedded.annotate(distance=distance)
+            .order_by(ordering)
+            .values_list("pk", "importance", "created_at", "distance")[:k]
+        )
+    # relaxed_order may return rows slightly out of order: order them by true distance.
+    rows.sort(key=lambda row: row[3])
+    return [
+        _Candidate(pk=pk, importance=importance, created_at=created_at, similarity=1.0 - dist, vector_rank=rank)
+        for rank, (pk, importance, created_at, dist) in enumerate(rows, start=1)
+    ]
+
+
+class _TermStatistics:
+    """Per-organization document counts for BM25's IDF, cached briefly (they drift slowly)."""
+
+    ttl_seconds = 300.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._corpus: dict[int, tuple[float, int, float]] = {}
+        self._df: dict[tuple[int, str], tuple[float, int]] = {}
+
+    def corpus(self, organization_id: int) -> tuple[int, float]:
+        now = time.monotonic()
+        with self._lock:
+            cached = self._corpus.get(organization_id)
+        if cached and now - cached[0] < self.ttl_seconds:
+            return cached[1], cached[2]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*), coalesce(avg(length(search_vector)), 1) FROM memories_memory "
+                "WHERE organization_id = %s AND deleted_at IS NULL",
+                [organization_id],
+            )
+            count, avg_length = cursor.fetchone()
+        with self._lock:
+            self._corpus[organization_id] = (now, int(count), float(avg_length))
+        return int(count), float(avg_length)
+
+    def document_frequencies(self, organization_id: int, lexemes: list[str]) -> dict[str, int]:
+        now = time.monotonic()
+        result: dict[str, int] = {}
+        missing: list[str] = []
+        with self._lock:
+            for lexeme in lexemes:
+                cached = self._df.get((organization_id, lexeme))
+                if cached and now - cached[0] < self.ttl_seconds:
+                    result[lexeme] = cached[1]
+                else:
+                    missing.append(lexeme)
+        if missing:
+            # One index-assisted count per term, in a single round trip.
+            parts = " UNION ALL ".join(
+                "SELECT %s, count(*) FROM memories_memory WHERE organization_id = %s AND deleted_at IS NULL "
+                "AND search_vector @@ to_tsquery('simple', %s)"
+                for _ in missing
+            )
+            params: list[Any] = []
+            for lexeme in missing:
+                params += [lexeme, organization_id, _quote_lexeme(lexeme)]
+            with connection.cursor() as cursor:
+                cursor.execute(parts, params)
+                rows = cursor.fetchall()
+            with self._lock:
+                for lexeme, count in rows:
+                    result[lexeme] = int(count)
+                    self._df[(organization_id, lexeme)] = (now, int(count))
+                if len(self._df) > 200_000:
+                    self._df.clear()
+        return result
+
+    def clear(self) -> None:
+        with self._lock:
+            self._corpus.clear()
+            self._df.clear()
+
+
+term_statistics = _TermStatistics()
+
+
+def _quote_lexeme(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _query_lexemes(query: str) -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY lexeme", [FULL_TEXT_CONFIG, query]
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+# Okapi BM25 over the stored tsvector: term frequency from each lexeme's positions, document
+# length from its lexeme count. k1 = 0.9, b = 0.4 suit short memories (on LoCoMo they beat the
+# textbook 1.2 / 0.75 by 0.015 R@10 alone, 0.013 fused). Parameters: average length, lexemes, IDFs.
+_BM25_SQL = """
+(SELECT coalesce(sum(
+    q.idf * cardinality(t.positions) * 1.9
+    / (cardinality(t.positions) + 0.9 * (0.6 + 0.4 * length("memories_memory"."search_vector") / %s))
+  ), 0)
+ FROM unnest("memories_memory"."search_vector") AS t
+ JOIN unnest(%s::text[], %s::float8[]) AS q(lexeme, idf) ON q.lexeme = t.lexeme)
+"""
+
+
+def _keyword_candidates(scope: QuerySet[Memory], organization_id: int, query: str, k: int) -> list[_Candidate]:
+    lexemes = _query_lexemes(query)
+    if not lexemes:
+        return []
+    count, avg_length = term_statistics.corpus(organization_id)
+    frequencies = term_statistics.document_frequencies(organization_id, lexemes)
+    total = max(count, 1)
+    idf = [math.log(1 + (total - frequencies.get(lx, 0) + 0.5) / (frequencies.get(lx, 0) + 0.5)) for lx in lexemes]
+    any_term = SearchQuery(" | ".join(_quote_lexeme(lx) for lx in lexemes), search_type="raw", config="simple")
+    bm25 = RawSQL(_BM25_SQL, [max(avg_length, 1.0), lexemes, idf], output_field=FloatField())  # noqa: S611
+    rows = list(
+        scope.filter(search_vector=any_term)
+        .annotate(bm25=bm25)
+        .order_by("-bm25", "-importance", "-created_at")
+        .values_list("pk", "importance", "created_at", "bm25")[:k]
+    )
+    return [
+        _Candidate(pk=pk, importance=importance, created_at=created_at, keyword=score, keyword_rank=rank)
+        for rank, (pk, importance, created_at, score) in enumerate(rows, start=1)
+    ]
+
+
+# --- pipeline ----------------------------------------------------------------------------------
+
+
+class _MinMax:
+    """Scales one retriever's scores for this query to [0, 1]; a candidate it missed scores 0."""
+
+    def __init__(self, scores: list[float | None]) -> None:
+        present = [score for score in scores if score is not None]
+        self.low = min(present, default=0.0)
+        self.spread = (max(present, default=1.0) - self.low) or 1.0
+
+    def __call__(self, score: float | None) -> float:
+        return 0.0 if score is None else (score - self.low) / self.spread
+
+
+def _fuse(vector_hits: list[_Candidate], keyword_hits: list[_Candidate], params: SearchParams) -> list[_Candidate]:
+    vector_weight = settings.SEARCH_VECTOR_WEIGHT if params.vector_weight is None else params.vector_weight
+    keyword_weight = settings.SEARCH_KEYWORD_WEIGHT if params.keyword_weight is None else params.keyword_weight
+    merged: dict[Any, _Candidate] = {}
+    for candidate in vector_hits:
+        merged[candidate.pk] = candidate
+    for candidate in keyword_hits:
+        existing = merged.get(candidate.pk)
+        if existing is None:
+            merged[candidate.pk] = candidate
+        else:
+            existing.keyword, existing.keyword_rank = candidate.keyword, candidate.keyword_rank
+    fusion = params.fusion or Fusion(settings.SEARCH_FUSION)
+    vector_scale = _MinMax([c.similarity for c in vector_hits])
+    keyword_scale = _MinMax([c.keyword for c in keyword_hits])
+    now = timezone.now()
+    for candidate in merged.values():
+        score = 0.0
+        if fusion == Fusion.RRF:
+            if candidate.vector_rank is not None:
+                score += vector_weight / (RRF_K + candidate.vector_rank)
+            if candidate.keyword_rank is not None:
+                score += keyword_weight / (RRF_K + candidate.keyword_rank)
+        else:
+            score += vector_weight * vector_scale(candidate.similarity)
+            score += keyword_weight * keyword_scale(candidate.keyword)
+        if params.importance_boost:
+            score *= 1 + params.importance_boost * (candidate.importance - 1) / 9
+        if params.recency_boost:
+            age_days = max((now - candidate.created_at).total_seconds() / 86400, 0.0)
+            score *= 1 + params.recency_boost * math.exp(-age_days / 30)
+        candidate.relevance = score
+    return sorted(merged.values(), key=_Candidate.sort_key)
+
+
+def _pool_size(limit: int | None) -> int:
+    if limit is None:
+        return MAX_RESULTS
+    return min(MAX_RESULTS, max(settings.SEARCH_CANDIDATES, 5 * limit))
+
+
+def memory_search(principal: Principal, params: SearchParams) -> SearchPage:
+    """Search what the principal may see. Raises SearchUnavailable if vector mode cannot embed."""
+    if not params.query:
+        return _browse(principal, params)
+    fingerprint = params.fingerprint()
+    after = _decode_cursor(params.cursor, fingerprint) if params.cursor else None
+    scope = memory_filter(
+        memory_visible_queryset(principal, include_deleted=params.filters.include_deleted), params.filters
+    )
+    pool = _pool_size(params.limit)
+    degraded = None
+    vector_hits: list[_Candidate] = []
+    keyword_hits: list[_Candidate] = []
+    if params.mode in (SearchMode.HYBRID, SearchMode.VECTOR):
+        try:
+            vector = get_provider().embed_one(params.query)
+        except EmbeddingError as error:
+            if params.mode == SearchMode.VECTOR:
+                raise SearchUnavailable(
+                    f"semantic search is unavailable right now ({error}); retry later or use keyword search"
+                ) from error
+            degraded = f"embedding provider unavailable, keyword results only: {error}"
+        else:
+            vector_hits = _vector_candidates(scope, vector, pool)
+    if params.mode in (SearchMode.HYBRID, SearchMode.KEYWORD):
+        keyword_hits = _keyword_candidates(scope, principal.organization.pk, params.query, pool)
+
+    ranked = _fuse(vector_hits, keyword_hits, params)
+    if after is not None:
+        after_key = tuple(after)
+        ranked = [c for c in ranked if _comparable(c.sort_key()) > after_key]
+    limit = params.limit or MAX_RESULTS
+    page = ranked[:limit]
+    memories = Memory.objects.select_related("organization", "repository", "owner").in_bulk([c.pk for c in page])
+    hits = [
+        SearchHit(
+            memory=memories[c.pk],
+            relevance=round(c.relevance, 6),
+            vector_similarity=None if c.similarity is None else round(c.similarity, 6),
+            keyword_score=None if c.keyword is None else round(c.keyword, 6),
+        )
+        for c in page
+        if c.pk in memories
+    ]
+    next_cursor = (
+        _encode_cursor(fingerprint, _comparable(page[-1].sort_key())) if len(ranked) > limit and page else None
+    )
+    record_access([hit.memory.pk for hit in hits])
+    return SearchPage(hits=hits, next_cursor=next_cursor, mode=params.mode, degraded=degraded)
+
+
+def _comparable(key: tuple[float, int, float, str]) -> tuple[float, int, float, str]:
+    # Round the float parts so a key survives its JSON round trip unchanged.
+    return (round(key[0], 12), key[1], round(key[2], 6), key[3])
+
+
+def _browse(principal: Principal, params: SearchParams) -> SearchPage:
+    """No query: importance then recency, with a keyset cursor."""
+    fingerprint = params.fingerprint()
+    queryset = memory_list(principal, params.filters)
+    if params.cursor:
+        importance, created_at, pk = _decode_cursor(params.cursor, fingerprint)
+        created = datetime.fromisoformat(created_at)
+        queryset = queryset.filter(_after_browse_key(importance, created, pk))
+    limit = params.limit or MAX_RESULTS
+    rows = list(queryset[: limit + 1])
+    page = rows[:limit]
+    next_cursor = None
+    if len(rows) > limit:
+        last = page[-1]
+        next_cursor = _encode_cursor(fingerprint, [last.importance, last.created_at.isoformat(), str(last.pk)])
+    record_access([memory.pk for memory in page])
+    return SearchPage(hits=[SearchHit(memory=memory) for memory in page], next_cursor=next_cursor, mode=params.mode)
+
+
+def _after_browse_key(importance: int, created_at: datetime, pk: str) -> Q:
+    return (
+        Q(importance__lt=importance)
+        | Q(importance=importance, created_at__lt=created_at)
+        | Q(importance=importance, created_at=created_at, pk__lt=pk)
+    )
