@@ -18,4 +18,5 @@ USER app
 
 EXPOSE 8000
 # `manage.py serve` migrates, collects static files and runs the ASGI server: the `make run` path.
-CMD ["python", "manage.py", "serve", "--host", "0.0.0.0", "--port", "8000", "--no-demo"]
+# Celery worker and beat run as containers of their own (see docker-compose.yml), hence --no-worker.
+CMD ["python", "manage.py", "serve", "--host", "0.0.0.0", "--port", "8000", "--no-demo", "--no-worker"]

@@ -7,12 +7,16 @@ A write never fails because the embedding provider did: the memory is stored wit
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
+from datetime import datetime
 
 from django.db import transaction
+from django.db.models import Q, QuerySet
 
 from memories.embeddings import EmbeddingError, get_provider
 from memories.models import EmbeddingStatus, Memory
+from organizations.models import Organization
 
 logger = logging.getLogger(__name__)
 
@@ -62,28 +66,70 @@ def schedule_backfill(memory_ids: list[str]) -> None:
         logger.exception("could not enqueue the embedding backfill; the periodic sweep will retry")
 
 
+def pending_memories(
+    *, organization: Organization | None = None, memory_ids: Sequence[str] | None = None
+) -> QuerySet[Memory]:
+    queryset = Memory.objects.filter(embedding_status=EmbeddingStatus.PENDING)
+    if organization is not None:
+        queryset = queryset.filter(organization=organization)
+    if memory_ids is not None:
+        queryset = queryset.filter(pk__in=memory_ids)
+    return queryset
+
+
+def mark_for_reembedding(*, organization: Organization | None = None) -> int:
+    """Mark every memory (or one organization's) pending, e.g. after the embedding model changed.
+
+    The old vectors are cleared rather than kept until replaced: another model's vectors are not
+    comparable with the new model's query vectors, and keyword search still finds these memories.
+    """
+    queryset = Memory.objects.all() if organization is None else Memory.objects.filter(organization=organization)
+    return queryset.update(embedding=None, embedding_status=EmbeddingStatus.PENDING, embedding_model="")
+
+
+def embed_pending_batches(
+    *,
+    organization: Organization | None = None,
+    memory_ids: Sequence[str] | None = None,
+    batch_size: int = BACKFILL_BATCH,
+    limit: int | None = None,
+) -> Iterator[int]:
+    """Embed pending memories oldest first, one batch at a time, yielding how many each batch embedded.
+
+    Each memory is read at most once per run, so a run ends even while writes keep coming.
+    Raises EmbeddingError when the provider is unavailable; batches already yielded stay embedded.
+    """
+    provider = get_provider()
+    seen = 0
+    after: tuple[datetime, uuid.UUID] | None = None
+    while limit is None or seen < limit:
+        queryset = pending_memories(organization=organization, memory_ids=memory_ids)
+        if after is not None:
+            queryset = queryset.filter(Q(created_at__gt=after[0]) | Q(created_at=after[0], pk__gt=after[1]))
+        size = batch_size if limit is None else min(batch_size, limit - seen)
+        batch = list(
+            queryset.order_by("created_at", "pk").values_list("pk", "created_at", "title", "current_content")[:size]
+        )
+        if not batch:
+            return
+        vectors = provider.embed([embedding_text(title, content) for _, _, title, content in batch])
+        embedded = 0
+        with transaction.atomic():
+            for (pk, _, title, content), vector in zip(batch, vectors, strict=True):
+                # Only if the text is still what was embedded: a concurrent edit re-embeds itself.
+                embedded += Memory.objects.filter(
+                    pk=pk, title=title, current_content=content, embedding_status=EmbeddingStatus.PENDING
+                ).update(embedding=vector, embedding_status=EmbeddingStatus.READY, embedding_model=provider.name)
+        yield embedded
+        seen += len(batch)
+        after = (batch[-1][1], batch[-1][0])
+        if len(batch) < size:
+            return
+
+
 def embed_pending(*, memory_ids: Sequence[str] | None = None, limit: int = 1000) -> int:
     """Embed memories whose embedding is pending. Returns how many were embedded.
 
     Raises EmbeddingError when the provider is still unavailable, so a task can retry later.
     """
-    provider = get_provider()
-    done = 0
-    while done < limit:
-        queryset = Memory.objects.filter(embedding_status=EmbeddingStatus.PENDING)
-        if memory_ids is not None:
-            queryset = queryset.filter(pk__in=memory_ids)
-        batch = list(queryset.order_by("created_at").values_list("pk", "title", "current_content")[:BACKFILL_BATCH])
-        if not batch:
-            break
-        vectors = provider.embed([embedding_text(title, content) for _, title, content in batch])
-        with transaction.atomic():
-            for (pk, title, content), vector in zip(batch, vectors, strict=True):
-                # Only if the text is still what was embedded: a concurrent edit re-embeds itself.
-                Memory.objects.filter(pk=pk, title=title, current_content=content).update(
-                    embedding=vector, embedding_status=EmbeddingStatus.READY, embedding_model=provider.name
-                )
-        done += len(batch)
-        if len(batch) < BACKFILL_BATCH:
-            break
-    return done
+    return sum(embed_pending_batches(memory_ids=memory_ids, limit=limit))

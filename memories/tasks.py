@@ -2,23 +2,37 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from celery import shared_task
+from celery.utils.time import get_exponential_backoff_interval
 
 from memories.embeddings import EmbeddingError
 
+logger = logging.getLogger(__name__)
 
-@shared_task(
-    bind=True,
-    autoretry_for=(EmbeddingError,),
-    retry_backoff=10,
-    retry_backoff_max=600,
-    max_retries=20,
-    ignore_result=True,
-)
+BACKOFF_FACTOR = 10
+BACKOFF_MAX = 600
+
+
+@shared_task(bind=True, max_retries=20, ignore_result=True)
 def memory_embed_pending(self: Any, memory_ids: list[str] | None = None) -> int:
-    """Embed memories stored while the embedding provider was unavailable."""
+    """Embed memories stored while the embedding provider was unavailable.
+
+    With ``memory_ids`` (the backfill a write schedules) it retries with backoff while the provider
+    is down. Without them it is the periodic sweep over every pending memory, which does not retry:
+    the next sweep is a minute away, and retrying would pile up one waiting task per minute.
+    """
     from memories.embedding_pipeline import embed_pending
 
-    return embed_pending(memory_ids=memory_ids)
+    try:
+        return embed_pending(memory_ids=memory_ids)
+    except EmbeddingError as error:
+        if memory_ids is None:
+            logger.warning("embedding sweep skipped, the provider is unavailable: %s", error)
+            return 0
+        countdown = get_exponential_backoff_interval(
+            BACKOFF_FACTOR, self.request.retries, BACKOFF_MAX, full_jitter=True
+        )
+        raise self.retry(exc=error, countdown=countdown) from error

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import os
 import secrets
-from typing import Any
+import signal
+from pathlib import Path
+from types import FrameType
+from typing import Any, NoReturn
 
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import connections, transaction
 
+from memory_platform.env import env_bool
+from memory_platform.worker import BackgroundWorker
 from organizations.models import Organization, Role, User
 from organizations.principal import Principal
 from organizations.services import organization_create, token_create
@@ -34,6 +39,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--prepare-only", action="store_true", help="Prepare everything, then exit without serving."
         )
+        parser.add_argument(
+            "--no-worker",
+            action="store_true",
+            help="Do not start the Celery worker and beat (they run as their own services). Also RUN_WORKER=0.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         self.stdout.write("Preparing the database…")
@@ -55,22 +65,45 @@ class Command(BaseCommand):
             f"  Health:  {base}/healthz",
             f"  Database: {database}",
             *notes,
-            "",
         ]
-        self.stdout.write("\n".join(lines))
         if options["prepare_only"]:
+            self.stdout.write("\n".join([*lines, ""]))
             return
 
-        import uvicorn
+        worker: BackgroundWorker | None = None
+        if options["no_worker"] or not env_bool("RUN_WORKER", True):
+            lines.append("  Worker:  not started here (--no-worker or RUN_WORKER=0); run it as its own service.")
+        else:
+            worker = BackgroundWorker(
+                log_file=settings.DATA_DIR / "worker.log", schedule_file=Path(settings.CELERY_BEAT_SCHEDULE_FILENAME)
+            )
+        # uvicorn answers SIGTERM by shutting down and then raising the signal again with the handler
+        # it found: this one turns it into an exit that runs the `finally` below, so the worker stops.
+        previous_handler = signal.signal(signal.SIGTERM, _exit_on_signal)
+        try:
+            if worker is not None:
+                worker.start()
+                broker = "Redis (REDIS_URL)" if settings.REDIS_URL else f"files in {settings.CELERY_BROKER_DIR}"
+                lines.append(f"  Worker:  Celery worker + beat running (pid {worker.pid}), broker: {broker}")
+                lines.append(f"           log: {worker.log_file}")
+            self.stdout.write("\n".join([*lines, ""]))
+            self.stdout.flush()
 
-        uvicorn.run(
-            "memory_platform.asgi:application",
-            host=options["host"],
-            port=options["port"],
-            workers=options["workers"],
-            lifespan="off",
-            log_level="info",
-        )
+            import uvicorn
+
+            uvicorn.run(
+                "memory_platform.asgi:application",
+                host=options["host"],
+                port=options["port"],
+                workers=options["workers"],
+                lifespan="off",
+                log_level="info",
+            )
+        finally:
+            if worker is not None:
+                self.stdout.write("Stopping the worker…")
+                worker.stop()
+            signal.signal(signal.SIGTERM, previous_handler)
 
     def _demo_organization(self) -> list[str]:
         if Organization.objects.filter(slug=DEMO_ORGANIZATION).exists():
@@ -98,3 +131,8 @@ class Command(BaseCommand):
         password = secrets.token_urlsafe(12)
         User.objects.create_superuser(username=ADMIN_USERNAME, email="", password=password)
         return [f"  Admin login (shown once): {ADMIN_USERNAME} / {password}"]
+
+
+def _exit_on_signal(signum: int, frame: FrameType | None) -> NoReturn:
+    # Asked to stop and stopped cleanly: a success, as after Ctrl-C (which uvicorn swallows).
+    raise SystemExit(0)

@@ -1,0 +1,126 @@
+"""The Celery worker, with beat embedded, that `manage.py serve` runs beside the web server.
+
+It is a real `celery worker -B` in a child process using the same Python, so a local run has the
+same background work as production (where worker and beat are separate services). The child must
+never outlive the server: it is stopped when serve exits, and on Linux the kernel sends it SIGTERM
+if serve dies without getting the chance.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+
+from django.conf import settings
+
+_PR_SET_PDEATHSIG = 1
+
+
+class BackgroundWorker:
+    def __init__(self, *, log_file: Path, schedule_file: Path, env: Mapping[str, str] | None = None) -> None:
+        self.log_file = log_file
+        self.schedule_file = schedule_file
+        self.env = dict(os.environ if env is None else env)
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "memory_platform",
+            "worker",
+            "--beat",
+            "--schedule",
+            str(self.schedule_file),
+            # One task at a time in the worker process itself: one embedding model in memory.
+            "--pool",
+            "solo",
+            "--concurrency",
+            "1",
+            "--loglevel",
+            "info",
+            # A single local worker has no peers to synchronise with; on the file broker these
+            # would only write and poll message files every few seconds.
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ]
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self) -> None:
+        if self.running():
+            return
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        self.schedule_file.parent.mkdir(parents=True, exist_ok=True)
+        env = {**self.env, "PYTHONUNBUFFERED": "1"}
+        with self.log_file.open("ab") as log:
+            self._process = subprocess.Popen(
+                self.command(),
+                cwd=settings.BASE_DIR,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                # Its own process group: Ctrl-C in the terminal reaches serve alone, which then
+                # stops the worker (and the beat process it forks) in order.
+                start_new_session=True,
+                preexec_fn=_die_with_parent(),  # noqa: PLW1509 - only calls prctl
+            )
+
+    def stop(self, timeout: float = 20.0) -> int | None:
+        """Stop the worker: a warm shutdown (the running task finishes), then a kill after ``timeout``."""
+        process = self._process
+        if process is None:
+            return None
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                _kill_group(process.pid)
+                process.wait()
+        # Whatever the worker left behind in its group (its beat process, should it hang) goes too.
+        _kill_group(process.pid)
+        return process.returncode
+
+    def __enter__(self) -> BackgroundWorker:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A pre-exec hook asking Linux to SIGTERM the child when its parent dies, even by SIGKILL."""
+    if not sys.platform.startswith("linux"):
+        return None
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+
+    def hook() -> None:
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+    return hook

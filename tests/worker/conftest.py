@@ -1,0 +1,127 @@
+"""Fixtures for background work: an unreachable embedding endpoint, a private file broker, and
+the environment a worker (or serve) subprocess needs to use the test database and that broker."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import pytest
+from django.db import connection
+
+from memories.embeddings import EmbeddingProvider, get_provider, reset_provider
+from memories.embeddings.http import OpenAICompatibleProvider
+from memory_platform.celery import app
+
+
+@pytest.fixture
+def real_provider() -> Iterator[EmbeddingProvider]:
+    """The configured (local, offline) provider; whatever a test installs is undone afterwards."""
+    provider = get_provider()
+    yield provider
+    reset_provider(provider)
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def provider_down(real_provider: EmbeddingProvider) -> OpenAICompatibleProvider:
+    """A real HTTP provider whose endpoint refuses connections: an embedding service that is down."""
+    unreachable = OpenAICompatibleProvider(
+        base_url=f"http://127.0.0.1:{_closed_port()}/v1",
+        model="unreachable-model",
+        api_key="",
+        dimensions=real_provider.dimensions,
+        timeout=2,
+    )
+    reset_provider(unreachable)
+    return unreachable
+
+
+@pytest.fixture
+def backfills(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Collects the backfills writes schedule (on commit) instead of sending them to a broker."""
+    scheduled: list[list[str]] = []
+    monkeypatch.setattr("memories.embedding_pipeline.schedule_backfill", scheduled.append)
+    return scheduled
+
+
+def _reset_broker_pools() -> None:
+    # The app caches broker connections and producers; new transport options need new ones.
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+@pytest.fixture
+def broker_dir(tmp_path: Path) -> Iterator[Path]:
+    """A file broker of this test's own: tasks sent from this process land in it."""
+    folder = tmp_path / "broker"
+    (folder / "processed").mkdir(parents=True)
+    saved = app.conf.broker_url, app.conf.broker_transport_options
+    app.conf.broker_url = "filesystem://localhost//"
+    app.conf.broker_transport_options = {
+        "data_folder_in": str(folder),
+        "data_folder_out": str(folder),
+        "processed_folder": str(folder / "processed"),
+        "control_folder": str(folder / "control"),
+        "store_processed": False,
+    }
+    _reset_broker_pools()
+    yield folder
+    app.conf.broker_url, app.conf.broker_transport_options = saved
+    _reset_broker_pools()
+
+
+def database_url_of_the_test_database() -> str:
+    """A DATABASE_URL for the database this test runs on, as settings' database_from_url reads it."""
+    db = connection.settings_dict
+    credentials = quote(db["USER"], safe="")
+    if db["PASSWORD"]:
+        credentials += ":" + quote(db["PASSWORD"], safe="")
+    options: dict[str, Any] = dict(db["OPTIONS"])
+    host, port = str(db["HOST"]), str(db["PORT"])
+    if host.startswith("/"):  # a Unix socket directory (the embedded server)
+        options.update(host=host, port=port)
+        location = ""
+    else:
+        location = f"{host}:{port}" if port else host
+    query = f"?{urlencode(options)}" if options else ""
+    return f"postgresql://{credentials}@{location}/{quote(db['NAME'], safe='')}{query}"
+
+
+@pytest.fixture
+def subprocess_env(broker_dir: Path) -> dict[str, str]:
+    """Environment for a worker or serve child: the test database and this test's broker."""
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "CELERY_BROKER_URL")}
+    env.update(
+        DATABASE_URL=database_url_of_the_test_database(), CELERY_BROKER_DIR=str(broker_dir), PYTHONUNBUFFERED="1"
+    )
+    return env
+
+
+def wait_for(condition: Callable[[], Any], timeout: float, what: str, poll: float = 0.2) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = condition()
+        if result:
+            return result
+        time.sleep(poll)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def process_gone(pid: int) -> bool:
+    """True when no process has this pid any more (or only its zombie, waiting to be reaped)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state in ("Z", "X")
