@@ -11,6 +11,9 @@
    (weighted reciprocal-rank fusion is available too), or one retriever alone.
 4. Optional boosts by importance and recency.
 5. Order: relevance, then importance (desc), then created_at (desc); keyset cursor pagination.
+   A cursor carries the first page's score scales, so a write between pages cannot shift scores
+   under it. In hybrid mode a memory below both retrievers' best candidates scores 0, and those
+   follow the scored ones in importance-then-recency order, so paging reaches the whole scope.
 With no query, the order is importance then recency over the same filtered scope.
 """
 
@@ -23,9 +26,10 @@ import json
 import math
 import threading
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -149,6 +153,16 @@ class SearchPage:
     degraded: str | None = None
 
 
+# (-relevance, -importance, -created_at in whole microseconds, id): ascending is result order.
+SortKey = tuple[float, int, int, str]
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _micros(moment: datetime) -> int:
+    # Whole microseconds survive JSON exactly; a float timestamp may not.
+    return (moment - _EPOCH) // timedelta(microseconds=1)
+
+
 @dataclass
 class _Candidate:
     pk: Any
@@ -160,34 +174,78 @@ class _Candidate:
     keyword_rank: int | None = None
     relevance: float = 0.0
 
-    def sort_key(self) -> tuple[float, int, float, str]:
-        return (-self.relevance, -self.importance, -self.created_at.timestamp(), str(self.pk))
+    def sort_key(self) -> SortKey:
+        return (-self.relevance, -self.importance, -_micros(self.created_at), str(self.pk))
 
 
 # --- cursors -----------------------------------------------------------------------------------
 
 
-def _encode_cursor(fingerprint: str, key: Sequence[Any]) -> str:
-    raw = json.dumps({"f": fingerprint, "k": list(key)}, separators=(",", ":")).encode()
+@dataclass(frozen=True)
+class _Position:
+    """Where the previous page ended, and what the next page reuses to continue it exactly."""
+
+    key: SortKey
+    scales: tuple[float, float, float, float] | None
+    seen: int
+
+
+def _encode_cursor(fingerprint: str, key: Sequence[Any], **extra: Any) -> str:
+    raw = json.dumps({"f": fingerprint, "k": list(key), **extra}, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _decode_cursor(cursor: str, fingerprint: str) -> list[Any]:
+def _invalid_cursor() -> ValidationError:
+    return ValidationError(
+        "cursor is not valid; pass back the next_cursor of a previous page unchanged", details={"field": "cursor"}
+    )
+
+
+def _decode_cursor(cursor: str, fingerprint: str) -> dict[str, Any]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         payload = json.loads(raw)
-        key = payload["k"]
         stored_fingerprint = payload["f"]
+        if not isinstance(payload["k"], list):
+            raise TypeError
     except (ValueError, KeyError, TypeError):
-        raise ValidationError(
-            "cursor is not valid; pass back the next_cursor of a previous page unchanged", details={"field": "cursor"}
-        ) from None
+        raise _invalid_cursor() from None
     if stored_fingerprint != fingerprint:
         raise ValidationError(
             "cursor belongs to a different search; repeat the same query, filters and limit with it",
             details={"field": "cursor"},
         )
-    return list(key)
+    return dict(payload)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_uuid(value: Any) -> bool:
+    try:
+        uuid.UUID(value)
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return True
+
+
+def _search_position(cursor: str, fingerprint: str) -> _Position:
+    # A cursor is opaque but readable: check every part, so a tampered one is refused, not a crash.
+    payload = _decode_cursor(cursor, fingerprint)
+    key, scales, seen = payload["k"], payload.get("s"), payload.get("n")
+    if not (
+        len(key) == 4 and _is_number(key[0]) and _is_whole(key[1]) and _is_whole(key[2]) and _is_uuid(key[3])
+    ) or not (isinstance(scales, list) and len(scales) == 4 and all(_is_number(x) for x in scales)):
+        raise _invalid_cursor()
+    if not isinstance(seen, int) or isinstance(seen, bool) or seen < 0:
+        raise _invalid_cursor()
+    low_v, spread_v, low_k, spread_k = (float(x) for x in scales)
+    return _Position(key=(float(key[0]), key[1], key[2], key[3]), scales=(low_v, spread_v, low_k, spread_k), seen=seen)
 
 
 # --- retrievers --------------------------------------------------------------------------------
@@ -214,8 +272,9 @@ def _vector_candidates(scope: QuerySet[Memory], vector: list[float], k: int) -> 
             .order_by(ordering)
             .values_list("pk", "importance", "created_at", "distance")[:k]
         )
-    # relaxed_order may return rows slightly out of order: order them by true distance.
-    rows.sort(key=lambda row: row[3])
+    # relaxed_order may return rows slightly out of order: order them by true distance, and equal
+    # distances as the result is ordered, so rank-based fusion keeps the importance/recency contract.
+    rows.sort(key=lambda row: (row[3], -row[1], -_micros(row[2]), str(row[0])))
     return [
         _Candidate(pk=pk, importance=importance, created_at=created_at, similarity=1.0 - dist, vector_rank=rank)
         for rank, (pk, importance, created_at, dist) in enumerate(rows, start=1)
@@ -328,7 +387,7 @@ def _keyword_candidates(scope: QuerySet[Memory], organization_id: int, query: st
     rows = list(
         scope.filter(search_vector=any_term)
         .annotate(bm25=bm25)
-        .order_by("-bm25", "-importance", "-created_at")
+        .order_by("-bm25", "-importance", "-created_at", "pk")
         .values_list("pk", "importance", "created_at", "bm25")[:k]
     )
     return [
@@ -340,19 +399,45 @@ def _keyword_candidates(scope: QuerySet[Memory], organization_id: int, query: st
 # --- pipeline ----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
 class _MinMax:
-    """Scales one retriever's scores for this query to [0, 1]; a candidate it missed scores 0."""
+    """Scales one retriever's scores to [0, 1] by its best ``SEARCH_CANDIDATES`` for this query.
 
-    def __init__(self, scores: list[float | None]) -> None:
-        present = [score for score in scores if score is not None]
-        self.low = min(present, default=0.0)
-        self.spread = (max(present, default=1.0) - self.low) or 1.0
+    A candidate it missed scores 0. Scaling by a fixed number of best candidates, not by however
+    many a page fetched, gives a memory the same relevance whatever the limit. When the best all
+    score alike (above all, a lone keyword match), each is the best: 1, not 0, or an identifier
+    only one memory contains would count for nothing. Weaker scores go below 0, or stop at 0 when
+    clamped (hybrid), where a weak match counts as a miss.
+    """
+
+    low: float
+    spread: float
+    clamp: bool
+
+    @classmethod
+    def over(cls, ranked_scores: list[float | None], *, clamp: bool) -> _MinMax:
+        best = [score for score in ranked_scores[: settings.SEARCH_CANDIDATES] if score is not None]
+        low = min(best, default=0.0)
+        return cls(low=low, spread=max(best, default=0.0) - low, clamp=clamp)
 
     def __call__(self, score: float | None) -> float:
-        return 0.0 if score is None else (score - self.low) / self.spread
+        if score is None:
+            return 0.0
+        if self.spread <= 0:  # the best all scored alike
+            return 1.0 if score >= self.low else (0.0 if self.clamp else score - self.low)
+        scaled = (score - self.low) / self.spread
+        return max(scaled, 0.0) if self.clamp else scaled
 
 
-def _fuse(vector_hits: list[_Candidate], keyword_hits: list[_Candidate], params: SearchParams) -> list[_Candidate]:
+def _fuse(
+    vector_hits: list[_Candidate],
+    keyword_hits: list[_Candidate],
+    params: SearchParams,
+    *,
+    scales: tuple[float, float, float, float] | None,
+    clamp: bool,
+) -> tuple[list[_Candidate], tuple[float, float, float, float]]:
+    """Rank the merged candidates; also return the score scales used, for the next page's cursor."""
     vector_weight = settings.SEARCH_VECTOR_WEIGHT if params.vector_weight is None else params.vector_weight
     keyword_weight = settings.SEARCH_KEYWORD_WEIGHT if params.keyword_weight is None else params.keyword_weight
     merged: dict[Any, _Candidate] = {}
@@ -365,8 +450,12 @@ def _fuse(vector_hits: list[_Candidate], keyword_hits: list[_Candidate], params:
         else:
             existing.keyword, existing.keyword_rank = candidate.keyword, candidate.keyword_rank
     fusion = params.fusion or Fusion(settings.SEARCH_FUSION)
-    vector_scale = _MinMax([c.similarity for c in vector_hits])
-    keyword_scale = _MinMax([c.keyword for c in keyword_hits])
+    if scales is None:
+        vector_scale = _MinMax.over([c.similarity for c in vector_hits], clamp=clamp)
+        keyword_scale = _MinMax.over([c.keyword for c in keyword_hits], clamp=clamp)
+    else:
+        vector_scale = _MinMax(low=scales[0], spread=scales[1], clamp=clamp)
+        keyword_scale = _MinMax(low=scales[2], spread=scales[3], clamp=clamp)
     now = timezone.now()
     for candidate in merged.values():
         score = 0.0
@@ -378,19 +467,39 @@ def _fuse(vector_hits: list[_Candidate], keyword_hits: list[_Candidate], params:
         else:
             score += vector_weight * vector_scale(candidate.similarity)
             score += keyword_weight * keyword_scale(candidate.keyword)
+        boost = 1.0
         if params.importance_boost:
-            score *= 1 + params.importance_boost * (candidate.importance - 1) / 9
+            boost *= 1 + params.importance_boost * (candidate.importance - 1) / 9
         if params.recency_boost:
             age_days = max((now - candidate.created_at).total_seconds() / 86400, 0.0)
-            score *= 1 + params.recency_boost * math.exp(-age_days / 30)
-        candidate.relevance = score
-    return sorted(merged.values(), key=_Candidate.sort_key)
+            boost *= 1 + params.recency_boost * math.exp(-age_days / 30)
+        # A boost lifts: a score below 0 (weaker than the best candidates) is divided by it.
+        candidate.relevance = score * boost if score >= 0 else score / boost
+    used = (vector_scale.low, vector_scale.spread, keyword_scale.low, keyword_scale.spread)
+    return sorted(merged.values(), key=_Candidate.sort_key), used
 
 
-def _pool_size(limit: int | None) -> int:
+def _pool_size(limit: int | None, seen: int = 0) -> int:
+    """Candidates per retriever: enough for a good first page, and for every result up to the next."""
     if limit is None:
         return MAX_RESULTS
-    return min(MAX_RESULTS, max(settings.SEARCH_CANDIDATES, 5 * limit))
+    return min(MAX_RESULTS, max(settings.SEARCH_CANDIDATES, 5 * limit, seen + limit + 1))
+
+
+def _unscored(scope: QuerySet[Memory], *, exclude: list[Any], after: SortKey | None, count: int) -> list[_Candidate]:
+    """The tail of a hybrid result: memories neither retriever scored above 0, most important and newest first."""
+    queryset = scope.exclude(pk__in=exclude)
+    if after is not None and after[0] >= 0:  # the previous page already ended in this tail
+        importance, created_at, pk = -after[1], _EPOCH + timedelta(microseconds=-after[2]), after[3]
+        queryset = queryset.filter(
+            Q(importance__lt=importance)
+            | Q(importance=importance, created_at__lt=created_at)
+            | Q(importance=importance, created_at=created_at, pk__gt=pk)
+        )
+    rows = queryset.order_by("-importance", "-created_at", "pk").values_list("pk", "importance", "created_at")
+    return [
+        _Candidate(pk=pk, importance=importance, created_at=created_at) for pk, importance, created_at in rows[:count]
+    ]
 
 
 def memory_search(principal: Principal, params: SearchParams) -> SearchPage:
@@ -398,14 +507,12 @@ def memory_search(principal: Principal, params: SearchParams) -> SearchPage:
     if not params.query:
         return _browse(principal, params)
     fingerprint = params.fingerprint()
-    after = _decode_cursor(params.cursor, fingerprint) if params.cursor else None
+    position = _search_position(params.cursor, fingerprint) if params.cursor else None
     scope = memory_filter(
         memory_visible_queryset(principal, include_deleted=params.filters.include_deleted), params.filters
     )
-    pool = _pool_size(params.limit)
     degraded = None
-    vector_hits: list[_Candidate] = []
-    keyword_hits: list[_Candidate] = []
+    vector: list[float] | None = None
     if params.mode in (SearchMode.HYBRID, SearchMode.VECTOR):
         try:
             vector = get_provider().embed_one(params.query)
@@ -415,17 +522,31 @@ def memory_search(principal: Principal, params: SearchParams) -> SearchPage:
                     f"semantic search is unavailable right now ({error}); retry later or use keyword search"
                 ) from error
             degraded = f"embedding provider unavailable, keyword results only: {error}"
-        else:
-            vector_hits = _vector_candidates(scope, vector, pool)
+    # Fused, everything scoring above 0 is among the first page's candidates, and the tail comes
+    # from _unscored; a single retriever ranks all it finds, so its pool grows page by page.
+    fused = params.mode == SearchMode.HYBRID and vector is not None
+    seen = position.seen if position else 0
+    pool = _pool_size(params.limit, 0 if fused else seen)
+    vector_hits = _vector_candidates(scope, vector, pool) if vector is not None else []
+    keyword_hits: list[_Candidate] = []
     if params.mode in (SearchMode.HYBRID, SearchMode.KEYWORD):
         keyword_hits = _keyword_candidates(scope, principal.organization.pk, params.query, pool)
 
-    ranked = _fuse(vector_hits, keyword_hits, params)
+    ranked, scales = _fuse(vector_hits, keyword_hits, params, scales=position.scales if position else None, clamp=fused)
+    candidates = {c.pk: c for c in ranked}
+    if fused:
+        ranked = [c for c in ranked if _comparable(c.sort_key())[0] < 0]  # relevance above 0
+    scored = [c.pk for c in ranked]
+    after = position.key if position else None
     if after is not None:
-        after_key = tuple(after)
-        ranked = [c for c in ranked if _comparable(c.sort_key()) > after_key]
+        ranked = [c for c in ranked if _comparable(c.sort_key()) > after]
     limit = params.limit or MAX_RESULTS
-    page = ranked[:limit]
+    page = ranked[: limit + 1]
+    if fused and len(page) <= limit:
+        tail = _unscored(scope, exclude=scored, after=after, count=limit + 1 - len(page))
+        page += [candidates.get(c.pk, c) for c in tail]
+    has_more = len(page) > limit
+    page = page[:limit]
     memories = Memory.objects.select_related("organization", "repository", "owner").in_bulk([c.pk for c in page])
     hits = [
         SearchHit(
@@ -437,16 +558,17 @@ def memory_search(principal: Principal, params: SearchParams) -> SearchPage:
         for c in page
         if c.pk in memories
     ]
-    next_cursor = (
-        _encode_cursor(fingerprint, _comparable(page[-1].sort_key())) if len(ranked) > limit and page else None
-    )
+    next_cursor = None
+    if has_more and page:
+        key = _comparable(page[-1].sort_key())
+        next_cursor = _encode_cursor(fingerprint, key, s=list(scales), n=seen + len(page))
     record_access([hit.memory.pk for hit in hits])
     return SearchPage(hits=hits, next_cursor=next_cursor, mode=params.mode, degraded=degraded)
 
 
-def _comparable(key: tuple[float, int, float, str]) -> tuple[float, int, float, str]:
-    # Round the float parts so a key survives its JSON round trip unchanged.
-    return (round(key[0], 12), key[1], round(key[2], 6), key[3])
+def _comparable(key: SortKey) -> SortKey:
+    # Round the relevance so a key survives its JSON round trip unchanged (and -0.0 is 0.0).
+    return (round(key[0], 12) + 0.0, key[1], key[2], key[3])
 
 
 def _browse(principal: Principal, params: SearchParams) -> SearchPage:
@@ -454,8 +576,14 @@ def _browse(principal: Principal, params: SearchParams) -> SearchPage:
     fingerprint = params.fingerprint()
     queryset = memory_list(principal, params.filters)
     if params.cursor:
-        importance, created_at, pk = _decode_cursor(params.cursor, fingerprint)
-        created = datetime.fromisoformat(created_at)
+        key = _decode_cursor(params.cursor, fingerprint)["k"]
+        try:
+            importance, created_at, pk = key
+            created = datetime.fromisoformat(created_at)
+        except (TypeError, ValueError):
+            raise _invalid_cursor() from None
+        if not _is_whole(importance) or created.tzinfo is None or not _is_uuid(pk):
+            raise _invalid_cursor()
         queryset = queryset.filter(_after_browse_key(importance, created, pk))
     limit = params.limit or MAX_RESULTS
     rows = list(queryset[: limit + 1])

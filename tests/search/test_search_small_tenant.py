@@ -1,0 +1,184 @@
+"""The filtered vector search trap: a tenant that is 1% of the table still gets its full, exact top k.
+
+An HNSW scan visits ``hnsw.ef_search`` rows near the query and only then applies the tenant filter:
+without pgvector's iterative scan a 1% tenant would get back about 1% of k. The table here holds
+200 real memories of acme and 20,000 vectors of another organization near them, ANALYZEd.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from memories.embeddings import get_provider
+from memories.models import EMBEDDING_DIMENSIONS, Memory
+from memories.services import memory_batch_create
+from tests.conftest import Tenant
+from tests.search.conftest import hit_ids, search
+
+BACKGROUND_ROWS = 20_000
+TEAMS = ["payments", "search", "mobile", "data", "platform", "security", "billing", "growth", "infra", "support"]
+FACTS = [
+    "restarts the staging servers every Sunday night",
+    "rotates the database passwords each quarter",
+    "sends invoices on the first business day of the month",
+    "keeps application logs for thirty days",
+    "runs load tests before every major release",
+    "reviews on-call handovers on Monday mornings",
+    "deploys behind feature flags with a canary stage",
+    "stores backups in a second region",
+    "answers customer tickets within four hours",
+    "pins dependency versions and updates them monthly",
+    "writes a postmortem for every paging incident",
+    "tracks error budgets on a shared dashboard",
+    "uses Kafka for events between services",
+    "requires two approvals for schema migrations",
+    "owns the public status page",
+    "freezes deploys during the last week of December",
+    "encrypts personal data at rest with per-tenant keys",
+    "measures page load time on low-end Android phones",
+    "migrates cron jobs to the workflow engine",
+    "publishes release notes every second Thursday",
+]
+QUERIES = ["who reboots the test environment?", "how long do we keep logs?", "database credential rotation"]
+
+
+@contextlib.contextmanager
+def _planner(**options: str) -> Iterator[None]:
+    """Planner settings for the rest of the test transaction, restored on exit."""
+    with connection.cursor() as cursor:
+        previous = {}
+        for name, value in options.items():
+            cursor.execute(f"SELECT current_setting('{name}')")
+            previous[name] = cursor.fetchone()[0]
+            cursor.execute(f"SELECT set_config('{name}', %s, true)", [value])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            for name, value in previous.items():
+                cursor.execute(f"SELECT set_config('{name}', %s, true)", [value])
+
+
+def _fill_table(acme: Tenant, globex: Tenant) -> None:
+    entries = [
+        {
+            "scope_type": "organization",
+            "memory_type": "fact",
+            "current_content": f"The {team} team {fact}.",
+            "importance": 1 + (n % 10),
+        }
+        for n, (team, fact) in enumerate((team, fact) for fact in FACTS for team in TEAMS)
+    ]
+    assert all(result.ok for result in memory_batch_create(principal=acme.agent, entries=entries))
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_embedding_hnsw'")
+        index_definition = cursor.fetchone()[0]
+        # Building the graph once afterwards is several times faster than growing it row by row.
+        cursor.execute("DROP INDEX memory_embedding_hnsw")
+
+    # The other organization writes about the same things: each of its vectors is one of acme's
+    # plus Gaussian noise (cosine about 0.7 to it), so acme's rows are never simply the nearest.
+    # (Uniformly random vectors are nearly orthogonal to any real query: acme's rows would be the
+    # nearest anyway, and a plain HNSW scan would pass this test.) Rows are copied from one template
+    # made by the ORM, in SQL: bulk_create of 20,000 rows costs ~20 s of Python.
+    template = Memory.objects.bulk_create(
+        [Memory(organization=globex.organization, memory_type="fact", title="t", current_content="t")]
+    )[0]
+    computed = {
+        "id": "gen_random_uuid()",
+        "title": "'Background memory ' || n",
+        "current_content": "'Background memory number ' || n",
+        "embedding_status": "'ready'",
+        "embedding": "l2_normalize(source.embedding + ARRAY(SELECT random_normal(0, 0.05) "  # noqa: S608
+        f"FROM generate_series(1, {EMBEDDING_DIMENSIONS}) WHERE n > 0)::vector)",
+    }
+    columns = [field.column for field in Memory._meta.concrete_fields if not field.generated]
+    names = ", ".join(f'"{column}"' for column in columns)
+    values = ", ".join(computed.get(column, f't."{column}"') for column in columns)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT setseed(0.42)")
+        cursor.execute(
+            f"INSERT INTO memories_memory ({names}) SELECT {values} "  # noqa: S608 - names from the model
+            "FROM memories_memory t CROSS JOIN generate_series(1, %s) n "
+            "JOIN (SELECT row_number() OVER (ORDER BY id) - 1 AS i, embedding FROM memories_memory "
+            "      WHERE organization_id = %s) source ON source.i = n %% %s "
+            "WHERE t.id = %s",
+            [BACKGROUND_ROWS, acme.organization.pk, len(entries), template.pk],
+        )
+        cursor.execute("DELETE FROM memories_memory WHERE id = %s", [template.pk])
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # CREATE INDEX refuses pending FK checks
+        cursor.execute("SET LOCAL maintenance_work_mem = '256MB'")
+        cursor.execute(index_definition)
+        cursor.execute("ANALYZE memories_memory")
+
+
+def _exact_top(acme: Tenant, query: str, k: int) -> list[Any]:
+    """Brute force: every acme row's distance, sorted, no index."""
+    vector = str(get_provider().embed_one(query))
+    no_index = _planner(enable_indexscan="off", enable_bitmapscan="off", enable_sort="on")
+    with transaction.atomic(), no_index, connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id FROM memories_memory WHERE organization_id = %s AND deleted_at IS NULL "
+            "AND embedding IS NOT NULL ORDER BY embedding <=> %s::vector, importance DESC, created_at DESC, id "
+            "LIMIT %s",
+            [acme.organization.pk, vector, k],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _vector_sql(captured: CaptureQueriesContext) -> str:
+    statements = [query["sql"] for query in captured.captured_queries if "<=>" in query["sql"]]
+    assert len(statements) == 1
+    return statements[0]
+
+
+def _explain(sql: str, iterative_scan: str) -> tuple[str, int]:
+    """The plan of the search's vector query, and how many rows it returns, under one scan mode."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL hnsw.iterative_scan = {iterative_scan}")
+        cursor.execute(f"EXPLAIN {sql}")
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+        cursor.execute(sql)
+        return plan, len(cursor.fetchall())
+
+
+def test_a_one_percent_tenant_gets_its_exact_top_k(acme: Tenant, globex: Tenant, settings: Any) -> None:
+    started = time.monotonic()
+    _fill_table(acme, globex)
+    assert Memory.objects.filter(organization=acme.organization).count() == len(FACTS) * len(TEAMS)
+    assert Memory.objects.count() == BACKGROUND_ROWS + len(FACTS) * len(TEAMS)
+
+    failures = []
+    for path in ("exact", "hnsw"):
+        if path == "hnsw":
+            # Past the exact-scan threshold, and with sorting discouraged: at 1% selectivity the
+            # planner itself would (rightly) sort acme's rows, and the HNSW path would go untested.
+            settings.SEARCH_EXACT_SCAN_LIMIT = 0
+            planner = _planner(enable_sort="off")
+        else:
+            planner = contextlib.nullcontext()
+        with planner:
+            for query in QUERIES:
+                for k in (10, 50):
+                    with CaptureQueriesContext(connection) as captured:
+                        page = search(acme.agent, query=query, mode="vector", limit=k)
+                    expected = _exact_top(acme, query, k)
+                    if hit_ids(page) != expected:
+                        overlap = len(set(hit_ids(page)) & set(expected))
+                        failures.append(f"{path} {query!r} k={k}: {len(page.hits)} hits, {overlap} of the exact top")
+                    plan, rows = _explain(_vector_sql(captured), "relaxed_order")
+                    assert ("memory_embedding_hnsw" in plan) == (path == "hnsw"), plan[:600]
+            if path == "hnsw":
+                # The trap is real: the same index scan without iterative scanning falls short.
+                _plan, rows = _explain(_vector_sql(captured), "off")
+                assert rows < 50, "the HNSW scan found acme's rows without iterating; the test proves nothing"
+
+    assert failures == []
+    assert time.monotonic() - started < 60  # a guard on the fixture's cost, not a benchmark
