@@ -11,6 +11,7 @@ from django.contrib import admin, messages
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
+from knowledge.models import MemoryLink
 from memories import services
 from memories.models import Memory, MemoryVersion, ScopeType
 from memory_platform.exceptions import DomainError
@@ -57,6 +58,34 @@ class MemoryVersionInline(admin.TabularInline):
         # The history is part of the memory: whoever may see the memory sees its versions, whatever
         # Django's per-model permissions say (the admin follows organization roles instead).
         return self.admin_site.get_model_admin(Memory).has_view_permission(request, obj)
+
+
+class OutgoingLinkInline(admin.TabularInline):
+    """Links from this memory (the knowledge graph around it)."""
+
+    model = MemoryLink
+    fk_name = "source"
+    extra = 0
+    can_delete = False
+    fields = ("relation_type", "target", "created_at", "removed_at")
+    readonly_fields = fields
+    verbose_name_plural = "links to other memories"
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.admin_site.get_model_admin(Memory).has_view_permission(request, obj)
+
+
+class IncomingLinkInline(OutgoingLinkInline):
+    fk_name = "target"
+    fields = ("relation_type", "source", "created_at", "removed_at")
+    readonly_fields = fields
+    verbose_name_plural = "links from other memories"
 
 
 class DeletedFilter(admin.SimpleListFilter):
@@ -137,7 +166,7 @@ class MemoryAdmin(OrganizationScopedAdmin):
     search_fields = ["title", "current_content", "tags"]
     list_select_related = ["organization", "repository"]
     date_hierarchy = "created_at"
-    inlines = [MemoryVersionInline]
+    inlines = [MemoryVersionInline, OutgoingLinkInline, IncomingLinkInline]
     readonly_fields = [
         "id",
         "version",

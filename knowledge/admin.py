@@ -1,0 +1,208 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.forms.models import BaseInlineFormSet
+from django.http import HttpRequest
+
+from knowledge.models import Entity, EntityAlias, MemoryLink, Predicate, Triple
+from organizations.admin_scoping import OrganizationScopedAdmin
+from organizations.models import Role
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return True
+
+
+def _normalized(alias: str) -> str:
+    return " ".join(alias.split()).casefold()
+
+
+class EntityAliasForm(forms.ModelForm):
+    class Meta:
+        model = EntityAlias
+        fields = ["alias"]
+
+    def clean_alias(self) -> str:
+        # The unique (organization, normalized) constraint covers fields the form leaves out, so
+        # Django would not check it: a clash must be a form error, not a failed save.
+        alias = " ".join(str(self.cleaned_data["alias"]).split())
+        if not alias:
+            raise forms.ValidationError("An alias cannot be blank.")
+        entity = self.instance.entity
+        if entity.organization_id is not None:
+            clash = (
+                EntityAlias.objects.select_related("entity")
+                .filter(organization_id=entity.organization_id, normalized=_normalized(alias))
+                .exclude(pk=self.instance.pk)
+                .first()
+            )
+            if clash is not None:
+                owner = "this entity" if clash.entity_id == entity.pk else f"another entity ('{clash.entity.name}')"
+                raise forms.ValidationError(f"'{alias}' already names {owner}.")
+        return alias
+
+
+class EntityAliasFormSet(BaseInlineFormSet):
+    def clean(self) -> None:
+        super().clean()
+        seen: set[str] = set()
+        for form in self.forms:
+            alias = getattr(form, "cleaned_data", {}).get("alias")
+            if not alias or form.cleaned_data.get("DELETE"):
+                continue
+            if _normalized(alias) in seen:
+                raise forms.ValidationError(f"'{alias}' is given twice.")
+            seen.add(_normalized(alias))
+
+
+class EntityForm(forms.ModelForm):
+    class Meta:
+        model = Entity
+        fields = ["organization", "name", "entity_type", "description", "created_at"]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean() or {}
+        name = " ".join(str(cleaned.get("name") or "").split())
+        organization = cleaned.get("organization") or (self.instance.organization if self.instance.pk else None)
+        if name and organization is not None:
+            cleaned["name"] = name
+            clash = (
+                EntityAlias.objects.select_related("entity")
+                .filter(organization=organization, normalized=_normalized(name))
+                .exclude(entity_id=self.instance.pk)
+                .first()
+            )
+            if clash is not None:
+                self.add_error("name", f"'{name}' already names another entity ('{clash.entity.name}').")
+        return cleaned
+
+
+class EntityAliasInline(admin.TabularInline):
+    model = EntityAlias
+    form = EntityAliasForm
+    formset = EntityAliasFormSet
+    extra = 0
+    fields = ["alias"]
+    can_delete = False
+
+    # Aliases are part of the entity: they follow the entity's organization roles, not Django's
+    # per-model permissions (which no curator holds).
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.admin_site.get_model_admin(Entity).has_view_permission(request, obj)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.admin_site.get_model_admin(Entity).has_change_permission(request, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.admin_site.get_model_admin(Entity).has_change_permission(request, obj)
+
+
+class TripleTimelineInline(ReadOnlyInline):
+    """The subject's facts in valid-time order: what was true when, and when we learned it."""
+
+    model = Triple
+    fk_name = "subject"
+    fields = (
+        "predicate",
+        "object",
+        "valid_from",
+        "valid_to",
+        "recorded_at",
+        "expired_at",
+        "confidence",
+        "invalidation_reason",
+    )
+    readonly_fields = fields
+    ordering = ["predicate", "valid_from", "recorded_at"]
+    verbose_name_plural = "fact timeline (as subject)"
+
+
+@admin.register(Entity)
+class EntityAdmin(OrganizationScopedAdmin):
+    form = EntityForm
+    list_display = ["name", "entity_type", "organization", "created_at"]
+    list_filter = ["organization", "entity_type"]
+    search_fields = ["name", "aliases__alias"]
+    inlines = [EntityAliasInline, TripleTimelineInline]
+    change_role = Role.CURATOR
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        # An entity's facts and aliases belong to its organization: it cannot move to another.
+        readonly = list(super().get_readonly_fields(request, obj))
+        return [*readonly, "organization"] if obj is not None else readonly
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        # Entities are found by their aliases: the name must be one, as for entities made by use.
+        entity = form.instance
+        normalized = _normalized(entity.name)
+        if not EntityAlias.objects.filter(organization=entity.organization, normalized=normalized).exists():
+            EntityAlias.objects.create(
+                organization=entity.organization, entity=entity, alias=entity.name, normalized=normalized
+            )
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        instances = formset.save(commit=False)
+        for instance in instances:
+            if isinstance(instance, EntityAlias):
+                instance.organization = instance.entity.organization
+                instance.normalized = _normalized(instance.alias)
+            instance.save()
+        formset.save_m2m()
+
+
+@admin.register(Triple)
+class TripleAdmin(OrganizationScopedAdmin):
+    list_display = [
+        "subject",
+        "predicate",
+        "object",
+        "valid_from",
+        "valid_to",
+        "recorded_at",
+        "expired_at",
+        "confidence",
+    ]
+    list_filter = ["organization", "predicate"]
+    search_fields = ["subject__name", "object__name", "predicate"]
+    list_select_related = ["subject", "object"]
+    date_hierarchy = "valid_from"
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # facts change by assertion and invalidation, which keep the history
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(Predicate)
+class PredicateAdmin(OrganizationScopedAdmin):
+    list_display = ["name", "organization", "multi_valued"]
+    list_filter = ["organization", "multi_valued"]
+    change_role = Role.CURATOR
+
+
+@admin.register(MemoryLink)
+class MemoryLinkAdmin(OrganizationScopedAdmin):
+    list_display = ["source", "relation_type", "target", "organization", "created_at", "removed_at"]
+    list_filter = ["organization", "relation_type"]
+    list_select_related = ["source", "target"]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

@@ -1,0 +1,143 @@
+"""Knowledge: typed links between memories."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from memories.models import Memory
+from organizations.models import ApiToken, Organization, User
+
+
+class RelationType(models.TextChoices):
+    RELATED = "related", "Related"
+    DEPENDS_ON = "depends_on", "Depends on"
+    SUPERSEDES = "supersedes", "Supersedes"
+    CONTRADICTS = "contradicts", "Contradicts"
+    DERIVED_FROM = "derived_from", "Derived from"
+    PART_OF = "part_of", "Part of"
+
+
+class MemoryLink(models.Model):
+    """A typed, directed relation between two memories of one organization."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memory_links")
+    source = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="outgoing_links")
+    target = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="incoming_links")
+    relation_type = models.CharField(max_length=32, choices=RelationType.choices, default=RelationType.RELATED)
+    created_at = models.DateTimeField(default=timezone.now)
+    created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by_token = models.ForeignKey(ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    removed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "target", "relation_type"],
+                condition=Q(removed_at__isnull=True),
+                name="memory_link_unique_active",
+            ),
+            models.CheckConstraint(condition=~Q(source=models.F("target")), name="memory_link_not_self"),
+        ]
+        indexes = [models.Index(fields=["organization", "target"], name="memory_link_target_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} -{self.relation_type}-> {self.target_id}"
+
+
+class Entity(models.Model):
+    """Something facts are about: a person, service, team, customer… Named once per organization."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="entities")
+    name = models.CharField(max_length=200)
+    entity_type = models.CharField(max_length=64, blank=True)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "entities"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class EntityAlias(models.Model):
+    """A name an entity is known by; matched case-insensitively. Every entity has its own name as one."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="aliases")
+    alias = models.CharField(max_length=200)
+    normalized = models.CharField(max_length=200, editable=False)
+
+    class Meta:
+        verbose_name_plural = "entity aliases"
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "normalized"], name="entity_alias_unique_per_org"),
+        ]
+
+    def __str__(self) -> str:
+        return self.alias
+
+
+class Predicate(models.Model):
+    """Declares a predicate multi-valued: asserting it adds a fact instead of replacing the current one."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="predicates")
+    name = models.CharField(max_length=100)
+    multi_valued = models.BooleanField(default=False)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="predicate_unique_per_org")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Triple(models.Model):
+    """A temporal fact (subject, predicate, object) on two time axes.
+
+    Valid time (``valid_from`` ≤ t < ``valid_to``) is when the fact held in the world; record time
+    (``recorded_at`` ≤ t < ``expired_at``) is when the platform believed this row. Rows are never
+    changed in substance: a correction expires the row and records its successor.
+    """
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="triples")
+    subject = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="subject_triples")
+    predicate = models.CharField(max_length=100)
+    object = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="object_triples")
+    confidence = models.FloatField(default=1.0)
+    provenance = models.JSONField(default=dict, blank=True)
+    repository = models.ForeignKey(
+        "organizations.Repository", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    valid_from = models.DateTimeField()
+    valid_to = models.DateTimeField(null=True, blank=True)
+    recorded_at = models.DateTimeField(default=timezone.now)
+    expired_at = models.DateTimeField(null=True, blank=True)
+    invalidation_reason = models.TextField(blank=True)
+    superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by_token = models.ForeignKey(ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["valid_from", "recorded_at"]
+        indexes = [
+            models.Index(fields=["organization", "subject", "predicate"], name="triple_subject_predicate_idx"),
+            models.Index(fields=["organization", "object"], name="triple_object_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(valid_to__isnull=True) | Q(valid_to__gt=models.F("valid_from")),
+                name="triple_valid_interval",
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="triple_confidence_range"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"({self.subject_id}, {self.predicate}, {self.object_id})"

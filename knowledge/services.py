@@ -1,0 +1,336 @@
+"""Writes for knowledge: memory links."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from knowledge.models import Entity, EntityAlias, MemoryLink, Predicate, RelationType, Triple
+from memories import validation
+from memories.models import ScopeType, Status
+from memories.selectors import memory_get
+from memory_platform.exceptions import Conflict, Locked, NotFound, ValidationError
+from organizations.audit import audit_record
+from organizations.models import Role
+from organizations.principal import Principal
+from organizations.services import repository_get_or_create
+
+
+def _relation(value: Any) -> str:
+    relation = value or RelationType.RELATED
+    if relation not in RelationType.values:
+        raise ValidationError(
+            f"unknown relation_type '{relation}'; use one of: {', '.join(RelationType.values)}",
+            details={"field": "relation_type"},
+        )
+    return str(relation)
+
+
+@transaction.atomic
+def link_create(*, principal: Principal, source_id: Any, target_id: Any, relation_type: Any = None) -> MemoryLink:
+    """Link two memories. Linking twice changes nothing (the existing link is returned)."""
+    principal.require(Role.AGENT, "linking memories")
+    relation = _relation(relation_type)
+    source = memory_get(principal, validation.memory_id(source_id, "source_id"))
+    target = memory_get(principal, validation.memory_id(target_id, "target_id"))
+    if source.pk == target.pk:
+        raise ValidationError("a memory cannot be linked to itself", details={"field": "target_id"})
+    # System memories are shared by every organization, whichever one their author belongs to:
+    # one organization's links must not hang on them.
+    if any(
+        m.organization_id != principal.organization.pk or m.scope_type == ScopeType.SYSTEM for m in (source, target)
+    ):
+        raise ValidationError("only memories of your own organization can be linked (system memories cannot)")
+    for memory in (source, target):
+        if memory.status == Status.LOCKED and not principal.has_role(Role.CURATOR):
+            raise Locked(f"memory {memory.pk} is locked; changing its links needs a curator")
+    existing = MemoryLink.objects.filter(
+        source=source, target=target, relation_type=relation, removed_at__isnull=True
+    ).first()
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            link = MemoryLink.objects.create(
+                organization=principal.organization,
+                source=source,
+                target=target,
+                relation_type=relation,
+                created_by=principal.user,
+                created_by_token=principal.token,
+            )
+    except IntegrityError:
+        # A concurrent identical link won: linking is idempotent.
+        return MemoryLink.objects.get(source=source, target=target, relation_type=relation, removed_at__isnull=True)
+    audit_record(
+        principal=principal,
+        action="link.create",
+        target_type="memory_link",
+        target_id=link.pk,
+        data={"source": str(source.pk), "target": str(target.pk), "relation_type": relation},
+    )
+    return link
+
+
+@transaction.atomic
+def link_remove(*, principal: Principal, source_id: Any, target_id: Any, relation_type: Any = None) -> int:
+    """Remove a link (softly: it stays, marked removed). Returns how many were removed (0 or 1)."""
+    principal.require(Role.AGENT, "unlinking memories")
+    relation = _relation(relation_type)
+    source = memory_get(principal, validation.memory_id(source_id, "source_id"))
+    target = memory_get(principal, validation.memory_id(target_id, "target_id"))
+    for memory in (source, target):
+        if memory.status == Status.LOCKED and not principal.has_role(Role.CURATOR):
+            raise Locked(f"memory {memory.pk} is locked; changing its links needs a curator")
+    link = (
+        MemoryLink.objects.select_for_update()
+        .filter(source=source, target=target, relation_type=relation, removed_at__isnull=True)
+        .first()
+    )
+    if link is None:
+        return 0
+    link.removed_at = timezone.now()
+    link.save(update_fields=["removed_at"])
+    audit_record(principal=principal, action="link.remove", target_type="memory_link", target_id=link.pk)
+    return 1
+
+
+# --- entities and temporal triples -------------------------------------------------------------
+
+NAME_MAX = 200
+
+
+def _normalize(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def _name(value: Any, field: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{field} must be a non-empty name", details={"field": field})
+    cleaned = " ".join(value.split())
+    if len(cleaned) > NAME_MAX:
+        raise ValidationError(f"{field} is longer than {NAME_MAX} characters", details={"field": field})
+    return cleaned
+
+
+def entity_resolve(*, principal: Principal, name: Any, entity_type: str = "", create: bool = True) -> Entity | None:
+    """The entity known by ``name`` (any alias, any case); created on first use when ``create``."""
+    cleaned = _name(name, "name")
+    normalized = _normalize(cleaned)
+    alias = (
+        EntityAlias.objects.select_related("entity")
+        .filter(organization=principal.organization, normalized=normalized)
+        .first()
+    )
+    if alias is not None:
+        return alias.entity
+    if not create:
+        return None
+    principal.require(Role.AGENT, "creating entities")
+    try:
+        with transaction.atomic():
+            entity = Entity.objects.create(organization=principal.organization, name=cleaned, entity_type=entity_type)
+            EntityAlias.objects.create(
+                organization=principal.organization, entity=entity, alias=cleaned, normalized=normalized
+            )
+    except IntegrityError:
+        # Created concurrently under the same name: use that one.
+        return EntityAlias.objects.get(organization=principal.organization, normalized=normalized).entity
+    return entity
+
+
+@transaction.atomic
+def entity_add_alias(*, principal: Principal, entity_name: Any, alias: Any) -> Entity:
+    principal.require(Role.AGENT, "adding entity aliases")
+    entity = entity_resolve(principal=principal, name=entity_name, create=False)
+    if entity is None:
+        raise NotFound(f"entity '{entity_name}' not found")
+    cleaned = _name(alias, "alias")
+    normalized = _normalize(cleaned)
+    existing = EntityAlias.objects.filter(organization=principal.organization, normalized=normalized).first()
+    if existing is not None:
+        if existing.entity_id != entity.pk:
+            raise Conflict(f"'{cleaned}' already names another entity ('{existing.entity.name}')")
+        return entity
+    EntityAlias.objects.create(organization=principal.organization, entity=entity, alias=cleaned, normalized=normalized)
+    return entity
+
+
+def _predicate(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError("predicate must be a non-empty name, e.g. 'works_on'", details={"field": "predicate"})
+    cleaned = "_".join(value.strip().lower().split())
+    if len(cleaned) > 100:
+        raise ValidationError("predicate is longer than 100 characters", details={"field": "predicate"})
+    return cleaned
+
+
+def _confidence(value: Any) -> float:
+    if value is None:
+        return 1.0
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ValidationError("confidence must be a number from 0 to 1", details={"field": "confidence"})
+    return float(value)
+
+
+def _lock_subject_predicate(principal: Principal, subject: Entity, predicate: str) -> None:
+    # Serialises asserts of one (subject, predicate): two concurrent asserts cannot both stay active.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            [f"triple:{principal.organization.pk}:{subject.pk}:{predicate}"],
+        )
+
+
+def _close(triple: Triple, *, at: datetime, now: datetime, reason: str = "", successor: Triple | None = None) -> None:
+    """End a fact's validity at ``at``: expire the row and record its bounded copy (if any time is left)."""
+    triple.expired_at = now
+    if at <= triple.valid_from:
+        # Ended before it began: no bounded copy is recorded, so the expired row keeps the why.
+        triple.invalidation_reason = reason
+        triple.superseded_by = successor
+        triple.save(update_fields=["expired_at", "invalidation_reason", "superseded_by"])
+        return
+    triple.save(update_fields=["expired_at"])
+    Triple.objects.create(
+        organization=triple.organization,
+        subject=triple.subject,
+        predicate=triple.predicate,
+        object=triple.object,
+        confidence=triple.confidence,
+        provenance=triple.provenance,
+        repository=triple.repository,
+        valid_from=triple.valid_from,
+        valid_to=at,
+        recorded_at=now,
+        invalidation_reason=reason,
+        superseded_by=successor,
+        created_by=triple.created_by,
+        created_by_token=triple.created_by_token,
+    )
+
+
+@transaction.atomic
+def triple_assert(
+    *,
+    principal: Principal,
+    subject: Any,
+    predicate: Any,
+    object: Any,
+    confidence: Any = None,
+    provenance: Any = None,
+    valid_from: Any = None,
+    repository: Any = None,
+) -> Triple:
+    """Record that (subject, predicate, object) holds from ``valid_from`` (default now).
+
+    Unless the predicate is declared multi-valued, the fact currently open for (subject, predicate)
+    ends where the new one starts; a fact starting before a recorded one of another object ends
+    where that one begins. Asserting what is already believed changes nothing.
+    """
+    principal.require(Role.AGENT, "asserting facts")
+    predicate_name = _predicate(predicate)
+    checked_confidence = _confidence(confidence)
+    subject_entity = entity_resolve(principal=principal, name=subject)
+    object_entity = entity_resolve(principal=principal, name=object)
+    if subject_entity is None or object_entity is None:  # entity_resolve creates: cannot happen
+        raise NotFound("entity could not be resolved")
+    now = timezone.now()
+    starts = validation.aware_datetime(valid_from, "valid_from") or now
+    if provenance is not None and not isinstance(provenance, dict | str):
+        raise ValidationError("provenance must be text or an object", details={"field": "provenance"})
+    provenance_value = {"note": provenance} if isinstance(provenance, str) else (provenance or {})
+    repo = repository_get_or_create(principal=principal, slug=repository) if repository else None
+
+    _lock_subject_predicate(principal, subject_entity, predicate_name)
+    multi = Predicate.objects.filter(
+        organization=principal.organization, name=predicate_name, multi_valued=True
+    ).exists()
+    # Every record currently believed for (subject, predicate), open or bounded.
+    believed = list(
+        Triple.objects.select_for_update().filter(
+            organization=principal.organization, subject=subject_entity, predicate=predicate_name, expired_at=None
+        )
+    )
+    # The new fact lasts until the next recorded fact of another object begins (open if none
+    # does): a fact learned late about an earlier period does not replace what followed it.
+    ends = None
+    if not multi:
+        ends = min(
+            (t.valid_from for t in believed if t.valid_from > starts and t.object_id != object_entity.pk),
+            default=None,
+        )
+    # Already believed: the same object over a period containing the new one's.
+    same = next(
+        (t for t in believed if t.object_id == object_entity.pk and t.valid_from <= starts and t.valid_to == ends),
+        None,
+    )
+    if same is not None:
+        return same
+    new = Triple.objects.create(
+        organization=principal.organization,
+        subject=subject_entity,
+        predicate=predicate_name,
+        object=object_entity,
+        confidence=checked_confidence,
+        provenance=provenance_value,
+        repository=repo,
+        valid_from=starts,
+        valid_to=ends,
+        recorded_at=now,
+        created_by=principal.user,
+        created_by_token=principal.token,
+    )
+    # Records overlapping the new fact's period end where it begins (a multi-valued predicate
+    # only merges the same object).
+    for fact in believed:
+        if multi and fact.object_id != object_entity.pk:
+            continue
+        if (ends is None or fact.valid_from < ends) and (fact.valid_to is None or fact.valid_to > starts):
+            _close(fact, at=max(starts, fact.valid_from), now=now, reason="superseded", successor=new)
+    audit_record(
+        principal=principal,
+        action="triple.assert",
+        target_type="triple",
+        target_id=new.pk,
+        data={"subject": subject_entity.name, "predicate": predicate_name, "object": object_entity.name},
+    )
+    return new
+
+
+@transaction.atomic
+def triple_invalidate(*, principal: Principal, triple_id: Any, reason: Any, successor_id: Any = None) -> Triple:
+    """End a fact now (it stopped being true, or was never true), keeping it in the history."""
+    principal.require(Role.AGENT, "invalidating facts")
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValidationError("reason is required: say why the fact no longer holds", details={"field": "reason"})
+    try:
+        pk = int(triple_id)
+    except (TypeError, ValueError):
+        raise ValidationError(f"'{triple_id}' is not a fact id", details={"field": "id"}) from None
+    triple = (
+        Triple.objects.select_for_update()
+        .filter(organization=principal.organization, pk=pk, expired_at__isnull=True)
+        .first()
+    )
+    if triple is None:
+        raise NotFound(f"fact {pk} not found (or already replaced)")
+    successor = None
+    if successor_id not in (None, ""):
+        try:
+            successor_pk = int(successor_id)
+        except (TypeError, ValueError):
+            raise ValidationError(
+                f"successor_id '{successor_id}' is not a fact id", details={"field": "successor_id"}
+            ) from None
+        successor = Triple.objects.filter(organization=principal.organization, pk=successor_pk).first()
+        if successor is None:
+            raise NotFound(f"fact {successor_id} (successor) not found")
+    now = timezone.now()
+    end = min(triple.valid_to or now, now)
+    _close(triple, at=end, now=now, reason=reason.strip(), successor=successor)
+    audit_record(principal=principal, action="triple.invalidate", target_type="triple", target_id=pk, reason=reason)
+    return triple
