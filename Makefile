@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: run test install install-dev lint typecheck format clean-db help
+.PHONY: run test install install-dev lint typecheck format clean-db inspector-check help
 
 help:
 	@echo "make run    install, start the embedded database, migrate and serve on http://127.0.0.1:8000"
@@ -46,3 +46,7 @@ format: install-dev
 # Stops the embedded PostgreSQL server of this checkout (its data stays in var/).
 clean-db: install
 	$(PY) -c "import pathlib, memory_platform.embedded_db as e; print('stopped' if e.stop(pathlib.Path('var')) else 'not running')"
+
+# An independent MCP client (the MCP Inspector CLI, pinned in scripts/inspector) against a live server.
+inspector-check: install
+	$(PY) scripts/inspector_check.py

@@ -196,3 +196,21 @@ class MemoryVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.memory_id} v{self.version}"
+
+
+class RecallBundle(models.Model):
+    """A context bundle kept under the caller's idempotency key, so a retry gets the same text."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    actor = models.CharField(max_length=200)
+    key = models.CharField(max_length=200)
+    bundle = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "actor", "key"], name="recall_bundle_unique_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.organization_id}/{self.actor}/{self.key}"

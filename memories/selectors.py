@@ -152,3 +152,39 @@ def memory_list(principal: Principal, filters: MemoryFilters | None = None) -> Q
 def memory_versions(principal: Principal, memory_id: Any) -> QuerySet[MemoryVersion]:
     memory = memory_get(principal, memory_id, include_deleted=True)
     return MemoryVersion.objects.filter(memory=memory).order_by("-version")
+
+
+def memory_version_counts(memory_ids: list[Any]) -> dict[Any, int]:
+    from django.db.models import Count
+
+    rows = MemoryVersion.objects.filter(memory_id__in=memory_ids).values("memory_id").annotate(n=Count("id"))
+    return {row["memory_id"]: row["n"] for row in rows}
+
+
+def memory_status_report(principal: Principal) -> dict[str, Any]:
+    """Health and counts as the principal sees them (for status tools and pages)."""
+    from django.db import connection
+    from django.db.models import Count
+
+    from memories.embeddings import get_provider
+    from memories.models import EmbeddingStatus
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('server_version'), (SELECT extversion FROM pg_extension WHERE extname = 'vector')"
+        )
+        server_version, pgvector_version = cursor.fetchone()
+    visible = memory_visible_queryset(principal)
+    by_status = dict(visible.values_list("status").annotate(n=Count("id")).order_by())
+    by_type = dict(visible.values_list("memory_type").annotate(n=Count("id")).order_by())
+    pending = visible.filter(embedding_status=EmbeddingStatus.PENDING).count()
+    provider = get_provider()
+    return {
+        "status": "ok" if pgvector_version and provider.state.value != "error" else "degraded",
+        "organization": principal.organization.slug,
+        "role": principal.role,
+        "principal": principal.label,
+        "database": {"ok": True, "version": server_version, "pgvector": pgvector_version},
+        "embedding": {**provider.describe(), "pending_memories": pending},
+        "memories": {"total": sum(by_status.values()), "by_status": by_status, "by_type": by_type},
+    }

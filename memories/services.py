@@ -566,3 +566,31 @@ def memory_batch_create(
         except DomainError as error:
             results.append(BatchEntryResult(index=index, error=error))
     return results
+
+
+# --- invalidate --------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def memory_invalidate(*, principal: Principal, memory_id: Any, reason: Any, superseded_by: Any = None) -> Memory:
+    """Record that a memory stopped being true: it ends now, is deprecated, and may name its successor."""
+    _check_can_write(principal)
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValidationError("reason is required: say why the memory is no longer true", details={"field": "reason"})
+    memory = _locked_for_write(principal, memory_id)
+    _check_mutable(principal, memory, "invalidating it")
+    fields = ["status", "valid_until"]
+    if superseded_by not in (None, ""):
+        successor_id = validation.memory_id(superseded_by, "superseded_by")
+        if successor_id == memory.pk:
+            raise ValidationError("a memory cannot supersede itself", details={"field": "superseded_by"})
+        successor = memory_visible_queryset(principal).filter(pk=successor_id).first()
+        if successor is None:
+            raise NotFound(f"memory {successor_id} (superseded_by) not found")
+        memory.superseded_by = successor
+        fields.append("superseded_by")
+    now = timezone.now()
+    memory.status = Status.DEPRECATED
+    if memory.valid_until is None or memory.valid_until > now:
+        memory.valid_until = now
+    return _save_change(principal=principal, memory=memory, fields=fields, change="invalidate", reason=reason.strip())

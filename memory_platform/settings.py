@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.postgres",
+    "rest_framework",
     "memory_platform",
     "organizations",
     "memories",
@@ -154,21 +155,49 @@ SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 100)
 SEARCH_EXACT_SCAN_LIMIT = env_int("SEARCH_EXACT_SCAN_LIMIT", 10000)
 SEARCH_HNSW_EF_SEARCH = env_int("SEARCH_HNSW_EF_SEARCH", 100)
 
-# Celery: Redis in production; with no REDIS_URL a broker kept in files under DATA_DIR, so a
-# local worker and beat run with nothing else installed.
+# Celery: Redis in production; with no REDIS_URL a broker kept in files (CELERY_BROKER_DIR, by default
+# DATA_DIR/broker), so a local worker and beat run with nothing else installed.
+CELERY_BROKER_DIR = Path(env_str("CELERY_BROKER_DIR", str(DATA_DIR / "broker"))).resolve()
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 else:
-    _broker_dir = DATA_DIR / "broker"
-    (_broker_dir / "processed").mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_URL = "filesystem://"
+    (CELERY_BROKER_DIR / "processed").mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_URL = "filesystem://localhost//"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(_broker_dir),
-        "data_folder_out": str(_broker_dir),
-        "processed_folder": str(_broker_dir / "processed"),
+        "data_folder_in": str(CELERY_BROKER_DIR),
+        "data_folder_out": str(CELERY_BROKER_DIR),
+        "processed_folder": str(CELERY_BROKER_DIR / "processed"),
+        # Exchange tables (worker remote control); kombu's default is a folder in the working directory.
+        "control_folder": str(CELERY_BROKER_DIR / "control"),
         "store_processed": False,
     }
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+# Tasks are idempotent, so a task cut off by a crash runs again rather than being lost; one message
+# at a time keeps a long embedding batch from holding others hostage.
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = TIME_ZONE
-CELERY_BEAT_SCHEDULE: dict[str, object] = {}
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE: dict[str, object] = {
+    # Embeds whatever was stored while the provider was down and whose own backfill gave up. A sweep
+    # that waited in the queue past the next one is dropped (a stopped worker must not pile them up).
+    "memory-embed-pending": {
+        "task": "memories.tasks.memory_embed_pending",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
+}
+
+# MCP (Streamable HTTP at /mcp, stdio via `manage.py mcp_stdio`).
+# Browsers may call /mcp only from these origins (besides the server's own host): a defence
+# against DNS rebinding. Agents that are not browsers send no Origin and are unaffected.
+MCP_ALLOWED_ORIGINS = env_list("MCP_ALLOWED_ORIGINS", [])
+MCP_MAX_BODY_BYTES = env_int("MCP_MAX_BODY_BYTES", 1_000_000)
+MCP_SEARCH_DEFAULT_LIMIT = env_int("MCP_SEARCH_DEFAULT_LIMIT", 50)
+# django-mcp-server would add a tool of its own that returns the instructions; ours carry none.
+DJANGO_MCP_GET_SERVER_INSTRUCTIONS_TOOL = False

@@ -1,0 +1,166 @@
+"""The MCP server object and the small registry every tool, resource and prompt goes through.
+
+Everything MCP-specific lives in this package; the domain (services, selectors) never sees it.
+Adding a tool is one file: a module in ``mcp_api/tools/`` whose functions carry ``@tool(...)``.
+Tool functions are plain synchronous Python taking the principal first; the registry runs them in
+Django's sync thread, turns domain errors into tool results with ``isError: true`` and a message
+for the agent, and never lets a stack trace out.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import json
+import logging
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from mcp.server.fastmcp.prompts.base import Prompt
+from mcp.server.fastmcp.resources import FunctionResource
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp_server.djangomcp import DjangoMCP  # type: ignore[import-untyped]
+from pydantic import AnyUrl
+
+from mcp_api.context import current_principal
+from mcp_api.identity import SERVER_INSTRUCTIONS, SERVER_NAME, SERVER_VERSION
+from memory_platform.exceptions import DomainError
+
+logger = logging.getLogger(__name__)
+
+server = DjangoMCP(name=SERVER_NAME, instructions=SERVER_INSTRUCTIONS, stateless=True)
+server._mcp_server.version = SERVER_VERSION
+
+
+@dataclass
+class ToolOutput:
+    """Several content blocks: the contract's payload first, extra information after it."""
+
+    blocks: list[Any] = field(default_factory=list)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _result(value: Any) -> CallToolResult:
+    blocks = value.blocks if isinstance(value, ToolOutput) else [value]
+    return CallToolResult(content=[TextContent(type="text", text=_text(block)) for block in blocks])
+
+
+def error_result(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], isError=True)
+
+
+def _invoke(fn: Callable[..., Any], kwargs: dict[str, Any]) -> CallToolResult:
+    try:
+        return _result(fn(current_principal(), **kwargs))
+    except DomainError as error:
+        return error_result(error.message)
+    except Exception:
+        logger.exception("MCP tool %s failed", fn.__name__)
+        return error_result("The server hit an internal error and logged it; retry, or report it if it persists.")
+
+
+def tool(
+    name: str,
+    *,
+    title: str,
+    description: str,
+    read_only: bool = False,
+    destructive: bool = False,
+    idempotent: bool = False,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn(principal, **arguments)`` as the MCP tool ``name``.
+
+    The tool's input schema comes from the function's parameters after ``principal`` (their
+    annotations and defaults), so the function signature is the documentation the agent sees.
+    """
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(fn, eval_str=True)
+        parameters = list(signature.parameters.values())[1:]
+
+        @functools.wraps(fn)
+        async def call(**kwargs: Any) -> CallToolResult:
+            return await sync_to_async(_invoke)(fn, kwargs)
+
+        del call.__wrapped__  # the schema must come from the signature below, not fn's
+        call.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=parameters, return_annotation=CallToolResult
+        )
+        call.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": CallToolResult}
+        server.add_tool(
+            call,
+            name=name,
+            title=title,
+            description=description,
+            annotations=ToolAnnotations(
+                title=title, readOnlyHint=read_only, destructiveHint=destructive, idempotentHint=idempotent
+            ),
+            structured_output=False,
+        )
+        return fn
+
+    return register
+
+
+def resource(uri: str, *, name: str, description: str, mime_type: str = "application/json") -> Callable[..., Any]:
+    """Register ``fn(principal, **uri_params) -> str`` as a resource (or template, if ``uri`` has {params})."""
+
+    def register(fn: Callable[..., str]) -> Callable[..., str]:
+        signature = inspect.signature(fn, eval_str=True)
+        parameters = list(signature.parameters.values())[1:]
+
+        async def read(**kwargs: Any) -> str:
+            return await sync_to_async(lambda: fn(current_principal(), **kwargs))()
+
+        read.__signature__ = signature.replace(parameters=parameters, return_annotation=str)  # type: ignore[attr-defined]
+        read.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": str}
+        read.__name__ = fn.__name__
+        if "{" in uri:
+            server._resource_manager.add_template(
+                read, uri_template=uri, name=name, description=description, mime_type=mime_type
+            )
+        else:
+            server.add_resource(
+                FunctionResource(uri=AnyUrl(uri), name=name, description=description, mime_type=mime_type, fn=read)
+            )
+        return fn
+
+    return register
+
+
+def prompt(name: str, *, description: str) -> Callable[..., Any]:
+    """Register ``fn(principal) -> str`` as a prompt whose single user message is the returned text."""
+
+    def register(fn: Callable[..., str]) -> Callable[..., str]:
+        async def render() -> str:
+            return await sync_to_async(lambda: fn(current_principal()))()
+
+        render.__name__ = fn.__name__
+        server.add_prompt(Prompt.from_function(render, name=name, description=description))
+        return fn
+
+    return register
+
+
+_loaded = False
+
+
+def get_server() -> DjangoMCP:
+    """The server with every module of mcp_api.tools imported (and so registered), once."""
+    global _loaded  # noqa: PLW0603 - registration happens once per process
+    if not _loaded:
+        from mcp_api import tools
+
+        for module in pkgutil.iter_modules(tools.__path__):
+            importlib.import_module(f"{tools.__name__}.{module.name}")
+        _loaded = True
+    return server

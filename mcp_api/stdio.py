@@ -1,0 +1,137 @@
+"""MCP over stdio: JSON-RPC lines on stdin, answers on stdout, logs on stderr only.
+
+Ends cleanly (exit status 0) on end of input and on SIGTERM/SIGINT: it stops reading, lets the
+calls already running finish and their answers go out, then returns.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from typing import Any
+
+import anyio
+import anyio.abc
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp import types
+from mcp.shared.message import SessionMessage
+
+from mcp_api import stdio_bootstrap
+from mcp_api.context import set_principal
+from mcp_api.server import get_server
+from organizations.principal import Principal
+
+# How long a shutdown waits for calls still running to answer.
+DRAIN_SECONDS = 30.0
+
+
+class _InFlight:
+    """Ids of the requests read but not answered yet.
+
+    The MCP library cancels the calls still running as soon as its input closes, so the input is
+    only closed once they have answered.
+    """
+
+    def __init__(self) -> None:
+        self._ids: set[Any] = set()
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    def started(self, request_id: Any) -> None:
+        self._ids.add(request_id)
+        if self._idle.is_set():
+            self._idle = anyio.Event()
+
+    def answered(self, request_id: Any) -> None:
+        self._ids.discard(request_id)
+        if not self._ids:
+            self._idle.set()
+
+    async def drained(self) -> None:
+        await self._idle.wait()
+
+
+async def _read_lines(send: MemoryObjectSendStream[Any], stdin: Any, in_flight: _InFlight) -> None:
+    replay = list(stdio_bootstrap.pending_lines)
+    stdio_bootstrap.pending_lines.clear()
+    while True:
+        if replay:
+            line = replay.pop(0)
+        else:
+            # A blocking read in a thread; on shutdown the thread is abandoned, not awaited.
+            line = await anyio.to_thread.run_sync(stdin.readline, abandon_on_cancel=True)
+        if not line:
+            return  # end of input
+        if not line.strip():
+            continue
+        try:
+            message = types.JSONRPCMessage.model_validate_json(line)
+        except Exception as error:  # the session answers malformed input with a parse error
+            await send.send(error)
+            continue
+        if isinstance(message.root, types.JSONRPCRequest):
+            in_flight.started(message.root.id)
+        await send.send(SessionMessage(message))
+
+
+async def _write_messages(
+    receive: MemoryObjectReceiveStream[SessionMessage], stdout: Any, in_flight: _InFlight
+) -> None:
+    already_answered = stdio_bootstrap.answered_id
+    async with receive:
+        async for session_message in receive:
+            message = session_message.message.root
+            if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+                in_flight.answered(message.id)
+            duplicate = isinstance(message, types.JSONRPCResponse) and message.id == already_answered
+            if already_answered is not None and duplicate:
+                already_answered = None  # the fast path sent this handshake answer already
+                continue
+            data = session_message.message.model_dump_json(by_alias=True, exclude_none=True)
+            stdout.write(data.encode() + b"\n")
+            stdout.flush()
+
+
+async def _stop_on_signal(reader: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for _ in signals:
+            reader.cancel()
+            return
+
+
+async def serve_stdio(principal: Principal, on_ready: Any = None) -> bool:
+    """Serve until end of input or a signal. True if a signal ended it, leaving a thread blocked on stdin."""
+    set_principal(principal)
+    read_writer, read_stream = anyio.create_memory_object_stream[Any](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    stdin = sys.stdin.buffer
+    stdout = sys.stdout.buffer
+    in_flight = _InFlight()
+
+    async with anyio.create_task_group() as outer:
+        outer.start_soon(_write_messages, write_reader, stdout, in_flight)
+        reader = anyio.CancelScope()
+
+        async def read() -> None:
+            with reader:
+                await _read_lines(read_writer, stdin, in_flight)
+            with anyio.move_on_after(DRAIN_SECONDS):
+                await in_flight.drained()
+            await read_writer.aclose()
+
+        outer.start_soon(read)
+        watcher = anyio.CancelScope()
+
+        async def watch() -> None:
+            with watcher:
+                await _stop_on_signal(reader)
+
+        outer.start_soon(watch)
+        if on_ready is not None:
+            on_ready()
+        # Returns when input ends; calls already running finish first.
+        lowlevel = get_server()._mcp_server
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options(), stateless=False)
+        await write_stream.aclose()
+        watcher.cancel()
+    return reader.cancel_called

@@ -1,0 +1,41 @@
+"""memory-recall: a budgeted context bundle for a task or a phase of it."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from mcp_api.server import tool
+from memories.recall import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, memory_recall
+from organizations.principal import Principal
+
+
+@tool(
+    "memory-recall",
+    title="Recall context for a task",
+    description=(
+        "Get a markdown bundle of what to keep in mind for a task: pinned and identity memories first, then the "
+        "rules curators locked or verified (and memories tagged with your phases), then memories relevant to "
+        'the query, trimmed to `budget_tokens`. Call it when you start a task or a phase such as "plan", '
+        '"work" or "review". With `idempotency_key`, repeating the call returns the same bundle.'
+    ),
+    read_only=True,
+)
+def memory_recall_tool(
+    principal: Principal,
+    *,
+    phases: Annotated[list[str] | None, Field(description='Phase names, e.g. ["work", "review"].')] = None,
+    query: Annotated[str | None, Field(description="What the task is about.")] = None,
+    budget_tokens: Annotated[
+        int,
+        Field(
+            description="Token ceiling for the bundle.",
+            json_schema_extra={"minimum": MIN_BUDGET, "maximum": MAX_BUDGET},
+        ),
+    ] = DEFAULT_BUDGET,
+    idempotency_key: Annotated[str | None, Field(description="Return the stored bundle for this key.")] = None,
+) -> str:
+    return memory_recall(
+        principal, phases=phases, query=query, budget_tokens=budget_tokens, idempotency_key=idempotency_key
+    )

@@ -1,0 +1,55 @@
+"""Resources (memory://index, memory://{id}, docs://…) and prompts."""
+
+from __future__ import annotations
+
+import json
+
+from mcp_api.models import InstructionKey
+from mcp_api.payloads import memory_index_payload, memory_payload
+from mcp_api.server import prompt, resource
+from mcp_api.texts import instruction_text
+from memories.selectors import memory_get, memory_visible_queryset
+from organizations.principal import Principal
+
+INDEX_SIZE = 50
+
+
+@resource(
+    "memory://index",
+    name="memory-index",
+    description="The 50 most recently changed memories you can see, as lightweight entries without content.",
+)
+def memory_index(principal: Principal) -> str:
+    memories = (
+        memory_visible_queryset(principal)
+        .select_related("organization", "repository")
+        .order_by("-updated_at", "-id")[:INDEX_SIZE]
+    )
+    return json.dumps([memory_index_payload(memory) for memory in memories])
+
+
+@resource("memory://{id}", name="memory", description="One memory in full, by id.")
+def memory_by_id(principal: Principal, id: str) -> str:
+    return json.dumps(memory_payload(memory_get(principal, id)))
+
+
+def _doc(key: InstructionKey, uri: str, description: str) -> None:
+    @resource(uri, name=key.value, description=description, mime_type="text/markdown")
+    def read(principal: Principal) -> str:
+        return instruction_text(principal.organization, key)
+
+
+_doc(InstructionKey.MCP_OVERVIEW, "docs://mcp-overview", "What this server is and how memories work.")
+_doc(InstructionKey.TOOLS_GUIDE, "docs://tools-guide", "Every tool: what it does and its key arguments.")
+_doc(InstructionKey.MEMORY_RULES, "docs://memory-rules", "Rules to follow before writing a memory.")
+
+
+def _prompt(key: InstructionKey, description: str) -> None:
+    @prompt(key.value, description=description)
+    def render(principal: Principal) -> str:
+        return instruction_text(principal.organization, key)
+
+
+_prompt(InstructionKey.AGENT_CORE, "Core behaviour for an agent using this memory: atomic, search first, scopes.")
+_prompt(InstructionKey.INDEX_POLICY, "How the memory index works and how to keep titles and metadata small.")
+_prompt(InstructionKey.TOOL_GUIDELINES, "When to use (and not use) each memory tool.")

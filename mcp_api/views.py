@@ -1,0 +1,94 @@
+"""The Streamable HTTP endpoint, hardened around the MCP library's request handler.
+
+Stateless: every POST carries its bearer token and is answered on its own, so any number of
+ASGI workers can serve /mcp. Before the library sees a request we refuse, with a JSON-RPC error
+body: other methods than POST (405 at once: no open event streams), browser origins that are
+not allowed (403, against DNS rebinding), bodies over the size limit (413), missing or bad
+tokens (401 with ``WWW-Authenticate: Bearer``) and unparsable JSON (400, parse error).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from mcp_api.context import reset_principal, set_principal
+from mcp_api.server import get_server
+from memory_platform.exceptions import AuthenticationFailed
+from organizations.services import principal_for_token
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+UNAUTHORIZED = -32001
+
+
+def _error(status: int, code: int, message: str, **headers: str) -> JsonResponse:
+    response = JsonResponse({"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": None}, status=status)
+    for name, value in headers.items():
+        response[name.replace("_", "-")] = value
+    return response
+
+
+def _origin_allowed(request: HttpRequest) -> bool:
+    origin = request.headers.get("Origin")
+    if not origin:
+        return True  # not a browser: DNS rebinding needs one
+    if origin in settings.MCP_ALLOWED_ORIGINS:
+        return True
+    parts = urlsplit(origin)
+    return bool(parts.netloc) and parts.netloc == request.get_host()
+
+
+def _bearer_challenge(description: str) -> str:
+    safe = description.replace('"', "'")
+    return f'Bearer realm="memory-platform", error="invalid_token", error_description="{safe}"'
+
+
+@csrf_exempt
+def mcp_endpoint(request: HttpRequest) -> HttpResponse:  # noqa: PLR0911 - one early refusal per check
+    if request.method != "POST":
+        return _error(
+            405,
+            INVALID_REQUEST,
+            "this MCP endpoint is stateless and takes JSON-RPC over POST only (no event stream on GET)",
+            Allow="POST",
+        )
+    if not _origin_allowed(request):
+        return _error(403, INVALID_REQUEST, "Origin not allowed; add it to MCP_ALLOWED_ORIGINS if it is yours")
+    length = request.headers.get("Content-Length")
+    limit = settings.MCP_MAX_BODY_BYTES
+    if (length and length.isdigit() and int(length) > limit) or len(request.body) > limit:
+        return _error(413, INVALID_REQUEST, f"request body is larger than {limit} bytes; send smaller batches")
+
+    header = request.headers.get("Authorization", "")
+    scheme, _, credential = header.partition(" ")
+    if scheme.lower() != "bearer" or not credential.strip():
+        return _error(
+            401,
+            UNAUTHORIZED,
+            "missing bearer token: send 'Authorization: Bearer <token>'",
+            WWW_Authenticate='Bearer realm="memory-platform"',
+        )
+    try:
+        principal = principal_for_token(credential.strip())
+    except AuthenticationFailed as error:
+        return _error(401, UNAUTHORIZED, error.message, WWW_Authenticate=_bearer_challenge(error.message))
+
+    try:
+        payload: Any = json.loads(request.body or b"null")
+    except ValueError:
+        return _error(400, PARSE_ERROR, "the body is not valid JSON")
+    if not isinstance(payload, dict | list):
+        return _error(400, INVALID_REQUEST, "the body must be a JSON-RPC request object")
+    request.data = payload  # type: ignore[attr-defined]  # the library's handler reads it
+
+    token = set_principal(principal)
+    try:
+        return get_server().handle_django_request(request)
+    finally:
+        reset_principal(token)

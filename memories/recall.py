@@ -1,0 +1,154 @@
+"""Recall: a markdown context bundle for starting a task, within a token budget.
+
+Layers, in priority order (a lower layer only gets the budget the layers above left):
+1. pinned and identity memories: tagged ``pinned``, ``metadata.pinned`` true, or user context;
+2. memories tagged with a requested phase, then the rules curators stand behind (locked, then
+   verified), by importance;
+3. memories relevant to the query (or to the phase names), from hybrid search.
+Entries that do not fit are dropped whole; smaller later ones may still fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Case, IntegerField, Q, Value, When
+
+from memories.models import Memory, MemoryType, RecallBundle, Status
+from memories.search import SearchParams, memory_search
+from memories.selectors import MemoryFilters, memory_list
+from memories.tokens import count_tokens
+from memory_platform.exceptions import ValidationError
+from organizations.principal import Principal
+
+MIN_BUDGET = 100
+MAX_BUDGET = 100_000
+DEFAULT_BUDGET = 4096
+LAYER_LIMIT = 200
+RELEVANT_LIMIT = 40
+ENTRY_MAX_CHARS = 1200
+
+
+def _validate(phases: Any, query: Any, budget_tokens: Any) -> tuple[list[str], str, int]:
+    if phases is None:
+        phases = []
+    if isinstance(phases, str):
+        phases = [phases]
+    if not isinstance(phases, list) or not all(isinstance(p, str) and p.strip() for p in phases):
+        raise ValidationError('phases must be a list of phase names, e.g. ["plan", "review"]')
+    if query is not None and not isinstance(query, str):
+        raise ValidationError("query must be text")
+    query = (query or "").strip()
+    if not phases and not query:
+        raise ValidationError('pass `phases` (e.g. ["work"]) and/or a `query` describing the task')
+    if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):
+        raise ValidationError(f"budget_tokens must be a whole number from {MIN_BUDGET} to {MAX_BUDGET}")
+    if not MIN_BUDGET <= budget_tokens <= MAX_BUDGET:
+        raise ValidationError(f"budget_tokens must be from {MIN_BUDGET} to {MAX_BUDGET}, got {budget_tokens}")
+    return [p.strip().lower() for p in phases], query, budget_tokens
+
+
+def _entry(memory: Memory) -> str:
+    content = " ".join(memory.current_content.split())
+    if len(content) > ENTRY_MAX_CHARS:
+        content = content[:ENTRY_MAX_CHARS].rsplit(" ", 1)[0] + " …"
+    scope = f"{memory.scope_type}:{memory.repository.slug}" if memory.repository else memory.scope_type
+    return (
+        f"- **{memory.title}** ({memory.memory_type}, {memory.status}, importance {memory.importance}, {scope}, "
+        f"id `{memory.id}`)\n  {content}\n"
+    )
+
+
+def _pinned(principal: Principal) -> Iterable[Memory]:
+    pinned = Q(tags__contains=["pinned"]) | Q(metadata__contains={"pinned": True})
+    pinned |= Q(memory_type=MemoryType.USER_CONTEXT)
+    return memory_list(principal).filter(pinned)[:LAYER_LIMIT]
+
+
+def _rules(principal: Principal, phases: list[str]) -> Iterable[Memory]:
+    condition = Q(status__in=[Status.LOCKED, Status.VERIFIED])
+    phase_match = Q(tags__overlap=phases) if phases else Q(pk__in=[])
+    return (
+        memory_list(principal)
+        .filter(condition | phase_match)
+        .annotate(
+            phase_first=Case(When(phase_match, then=Value(0)), default=Value(1), output_field=IntegerField()),
+            locked_first=Case(When(status=Status.LOCKED, then=Value(0)), default=Value(1), output_field=IntegerField()),
+        )
+        .order_by("phase_first", "locked_first", "-importance", "-created_at")[:LAYER_LIMIT]
+    )
+
+
+def _relevant(principal: Principal, text: str) -> Iterable[Memory]:
+    page = memory_search(principal, SearchParams(query=text, filters=MemoryFilters(), limit=RELEVANT_LIMIT))
+    return [hit.memory for hit in page.hits]
+
+
+def build_bundle(principal: Principal, phases: list[str], query: str, budget_tokens: int) -> str:
+    focus = query or " ".join(phases)
+    header = f"# Memory recall for {principal.organization.slug}\n"
+    if phases:
+        header += f"Phases: {', '.join(phases)}. "
+    if query:
+        header += f"Task: {query}"
+    header = header.rstrip() + "\n"
+    used = count_tokens(header)
+    sections: list[str] = []
+    seen: set[Any] = set()
+    for heading, memories in (
+        ("## Pinned and identity", _pinned(principal)),
+        ("## Rules to follow (for your phases first, then locked, then verified)", _rules(principal, phases)),
+        (f"## Relevant to: {focus}", _relevant(principal, focus)),
+    ):
+        heading_cost = count_tokens(heading + "\n")
+        lines: list[str] = []
+        for memory in memories:
+            if memory.pk in seen:
+                continue
+            line = _entry(memory)
+            cost = count_tokens(line) + (0 if lines else heading_cost)
+            if used + cost > budget_tokens:
+                continue
+            used += cost
+            lines.append(line)
+            seen.add(memory.pk)
+        if lines:
+            sections.append(heading + "\n" + "".join(lines))
+    if not sections:
+        sections.append("_No memories matched, or none fit in the budget._\n")
+    return header + "\n" + "\n".join(sections)
+
+
+def memory_recall(
+    principal: Principal,
+    *,
+    phases: Any = None,
+    query: Any = None,
+    budget_tokens: Any = DEFAULT_BUDGET,
+    idempotency_key: Any = None,
+) -> str:
+    """The bundle as markdown. With ``idempotency_key``, a repeat returns the stored bundle unchanged."""
+    phases, query, budget_tokens = _validate(phases, query, budget_tokens)
+    if idempotency_key is not None and (not isinstance(idempotency_key, str) or not idempotency_key.strip()):
+        raise ValidationError("idempotency_key must be non-empty text")
+    if idempotency_key:
+        cached = RecallBundle.objects.filter(
+            organization=principal.organization, actor=principal.label, key=idempotency_key
+        ).first()
+        if cached is not None:
+            return cached.bundle
+    bundle = build_bundle(principal, phases, query, budget_tokens)
+    if idempotency_key:
+        try:
+            with transaction.atomic():
+                RecallBundle.objects.create(
+                    organization=principal.organization, actor=principal.label, key=idempotency_key, bundle=bundle
+                )
+        except IntegrityError:
+            # A concurrent call with the same key stored its bundle first: answer with that one.
+            return RecallBundle.objects.get(
+                organization=principal.organization, actor=principal.label, key=idempotency_key
+            ).bundle
+    return bundle

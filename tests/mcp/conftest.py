@@ -1,0 +1,220 @@
+"""A real MCP server for the tests in this package: uvicorn serving the project on the test database.
+
+The server is a separate process, so the tests that talk to it are
+``@pytest.mark.django_db(transaction=True)``: what the test process writes (organizations,
+tokens, overrides) is committed where the server can read it, and every table is emptied after
+each test.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import httpx
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from tests.conftest import Tenant
+from tests.mcp.client import McpClient
+
+SERVER_START_TIMEOUT = 60.0
+
+
+def database_url_of_the_test_database() -> str:
+    """A DATABASE_URL naming the database this test session runs on (settings' database_from_url form)."""
+    db = connection.settings_dict
+    credentials = quote(db["USER"], safe="")
+    if db["PASSWORD"]:
+        credentials += ":" + quote(db["PASSWORD"], safe="")
+    options: dict[str, Any] = dict(db["OPTIONS"])
+    host, port = str(db["HOST"]), str(db["PORT"] or "")
+    if host.startswith("/"):  # the embedded server's Unix socket directory
+        options["host"] = host
+        if port:
+            options["port"] = port
+        location = ""
+    else:
+        location = f"{host}:{port}" if port else host
+    query = f"?{urlencode(options)}" if options else ""
+    return f"postgresql://{credentials}@{location}/{quote(db['NAME'], safe='')}{query}"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def server_env(django_db_setup: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Environment for server children: the test database, a private broker, logs unbuffered."""
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MEMORY_PLATFORM_TOKEN")}
+    env.update(
+        DATABASE_URL=database_url_of_the_test_database(),
+        # Backfills a write might schedule must not reach a worker someone else is running.
+        CELERY_BROKER_DIR=str(tmp_path_factory.mktemp("broker")),
+        PYTHONUNBUFFERED="1",
+        LOG_LEVEL="WARNING",
+    )
+    return env
+
+
+def tail(path: Path, lines: int = 30) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+@pytest.fixture(scope="session")
+def mcp_server(server_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL (``http://127.0.0.1:<port>``) of a uvicorn process serving the project."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("uvicorn") / "server.log"
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "memory_platform.asgi:application",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--lifespan",
+        "off",
+    ]
+    with log.open("wb") as log_file:
+        process = subprocess.Popen(
+            command, cwd=settings.BASE_DIR, env=server_env, stdout=log_file, stderr=subprocess.STDOUT
+        )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"uvicorn exited with {process.returncode}:\n{tail(log)}")
+            try:
+                if httpx.get(f"{base_url}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"uvicorn did not answer /healthz within {SERVER_START_TIMEOUT:.0f} s:\n{tail(log)}")
+            time.sleep(0.1)
+        yield base_url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture
+def mcp_url(mcp_server: str) -> str:
+    return f"{mcp_server}/mcp"
+
+
+Connect = Callable[[str], McpClient]
+
+
+@pytest.fixture
+def connect(mcp_url: str) -> Iterator[Connect]:
+    """``connect(raw_token)``: an MCP client of the running server acting with that token."""
+    clients: list[McpClient] = []
+
+    def make(token: str) -> McpClient:
+        clients.append(McpClient(mcp_url, token))
+        return clients[-1]
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+@pytest.fixture
+def agent(acme: Tenant, connect: Connect) -> McpClient:
+    return connect(acme.raw_tokens["agent"])
+
+
+@pytest.fixture
+def curator(acme: Tenant, connect: Connect) -> McpClient:
+    return connect(acme.raw_tokens["curator"])
+
+
+@pytest.fixture
+def outsider(globex: Tenant, connect: Connect) -> McpClient:
+    return connect(globex.raw_tokens["admin"])
+
+
+WriteMemory = Callable[..., dict[str, Any]]
+
+
+@pytest.fixture
+def write_memory(agent: McpClient) -> WriteMemory:
+    """Create an acme memory through memory-write (as the agent unless ``client`` is given)."""
+
+    def write(client: McpClient | None = None, **arguments: Any) -> dict[str, Any]:
+        payload = {
+            "organization": "acme",
+            "scope_type": "organization",
+            "memory_type": "fact",
+            "current_content": "The payments service runs on PostgreSQL 18.",
+        } | arguments
+        memory: dict[str, Any] = (client or agent).ok("memory-write", payload)
+        return memory
+
+    return write
+
+
+# --- stdio -----------------------------------------------------------------------------------------
+
+STDIO_COMMAND = [sys.executable, "manage.py", "mcp_stdio"]
+
+
+@pytest.fixture
+def stdio_env(server_env: dict[str, str]) -> Callable[..., dict[str, str]]:
+    """``stdio_env(token=None, **extra)``: environment for a ``manage.py mcp_stdio`` child."""
+
+    def make(token: str | None = None, **extra: str) -> dict[str, str]:
+        env = dict(server_env)
+        if token is not None:
+            env["MEMORY_PLATFORM_TOKEN"] = token
+        env.update(extra)
+        return env
+
+    return make
+
+
+@pytest.fixture
+def spawn_stdio() -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
+    """Start ``manage.py mcp_stdio`` with pipes; whatever is still running at the end is killed."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def spawn(env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(
+            [*STDIO_COMMAND, *args],
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        started.append(process)
+        return process
+
+    yield spawn
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        for pipe in (process.stdin, process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()

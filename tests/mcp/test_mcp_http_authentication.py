@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from organizations.services import token_create, token_revoke
+from tests.conftest import Tenant
+from tests.mcp.client import McpClient
+from tests.mcp.http import MCP_HEADERS, bearer, body
+
+UNAUTHORIZED = -32001
+
+
+def assert_unauthorized(response: httpx.Response) -> str:
+    assert response.status_code == 401
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+    error = response.json()["error"]
+    assert error["code"] == UNAUTHORIZED
+    return str(error["message"])
+
+
+def test_a_request_without_a_token_gets_a_bearer_challenge(mcp_url: str) -> None:
+    message = assert_unauthorized(httpx.post(mcp_url, headers=MCP_HEADERS, content=body(), timeout=10))
+
+    assert "bearer token" in message
+
+
+def test_another_scheme_is_not_a_token(mcp_url: str) -> None:
+    headers = MCP_HEADERS | {"Authorization": "Basic dXNlcjpwYXNz"}
+
+    assert_unauthorized(httpx.post(mcp_url, headers=headers, content=body(), timeout=10))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_bad_token_is_refused(mcp_url: str, acme: Tenant) -> None:
+    for token in ("not-a-token", "mp_deadbeef_0000000000000000000000000000000000"):
+        response = httpx.post(mcp_url, headers=bearer(token), content=body(), timeout=10)
+
+        assert_unauthorized(response)
+        assert 'error="invalid_token"' in response.headers["WWW-Authenticate"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_revoked_token_is_refused(mcp_url: str, acme: Tenant) -> None:
+    issued = token_create(principal=acme.admin, role="agent", name="soon revoked")
+    assert httpx.post(mcp_url, headers=bearer(issued.raw), content=body(), timeout=10).status_code == 200
+    token_revoke(principal=acme.admin, prefix=issued.token.prefix)
+
+    message = assert_unauthorized(httpx.post(mcp_url, headers=bearer(issued.raw), content=body(), timeout=10))
+
+    assert "revoked" in message
+
+
+def test_the_official_client_fails_with_a_bad_token(mcp_url: str) -> None:
+    client = McpClient(mcp_url, "mp_deadbeef_0000000000000000000000000000000000")
+    try:
+        with pytest.raises(Exception) as raised:
+            client.call("platform-status")
+        assert "401" in repr(raised.value) or "Unauthorized" in repr(raised.value)
+    finally:
+        client.close()

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from mcp import ClientSession
+
+from tests.mcp.client import McpClient
+from tests.mcp.conftest import WriteMemory
+from tests.mcp.contract import assert_memory_shape
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_the_memory_template_is_listed(agent: McpClient) -> None:
+    async def templates(session: ClientSession) -> list[str]:
+        return [template.uriTemplate for template in (await session.list_resource_templates()).resourceTemplates]
+
+    assert "memory://{id}" in agent.run(templates)
+
+
+def test_a_memory_reads_as_its_full_object(agent: McpClient, write_memory: WriteMemory) -> None:
+    memory = write_memory(current_content="Database migrations run before the new code is deployed.")
+
+    read = json.loads(agent.read_resource(f"memory://{memory['id']}"))
+
+    assert_memory_shape(read)
+    assert read["id"] == memory["id"]
+    assert read["current_content"] == "Database migrations run before the new code is deployed."
+
+
+def test_an_unknown_memory_is_not_found(agent: McpClient) -> None:
+    missing = str(uuid.uuid4())
+
+    assert "not found" in agent.read_resource_error(f"memory://{missing}")

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import Tenant
+from tests.mcp.client import McpClient
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_writing_to_another_organization_is_not_found(agent: McpClient, globex: Tenant) -> None:
+    for organization in ("globex", "initech"):
+        message = agent.error(
+            "memory-write",
+            {
+                "organization": organization,
+                "scope_type": "organization",
+                "memory_type": "fact",
+                "current_content": "This must not land anywhere.",
+            },
+        )
+
+        # The same answer whether the organization exists or not: nothing is revealed.
+        assert message == f"organization '{organization}' not found; this token belongs to 'acme'"
+    assert agent.ok("memory-list", {})["memories"] == []
