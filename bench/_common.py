@@ -72,3 +72,106 @@ def write_json(path: str | None, payload: dict[str, Any]) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(payload, indent=2))
     print(f"\nwrote {path}")
+
+
+_test_environment_ready = False
+
+
+@contextmanager
+def scratch_database(name: str, keep: bool = False) -> Iterator[None]:
+    """Like ``bench_database``, for benches that need several databases in one process.
+
+    May be entered once per name (``bench_<name>``), one after the other. It skips Django's
+    serialisation of the database contents, which on a kept database of 100k memories would read
+    every row back before the run starts.
+    """
+    global _test_environment_ready  # noqa: PLW0603 - Django's test environment is process state
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_platform.settings")
+    import django
+
+    django.setup()
+    from django.db import connections
+    from django.test.utils import setup_databases, setup_test_environment, teardown_databases
+
+    if not _test_environment_ready:
+        setup_test_environment(debug=False)
+        _test_environment_ready = True
+    connections["default"].settings_dict["TEST"]["NAME"] = f"bench_{name}"
+    old_config = setup_databases(verbosity=0, interactive=False, keepdb=keep, serialized_aliases=set())
+    try:
+        yield
+    finally:
+        connections["default"].close()
+        teardown_databases(old_config, verbosity=0, keepdb=keep)
+
+
+def _busy_jiffies() -> int:
+    fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
+    return user + nice + system + irq + softirq + steal
+
+
+def _process_jiffies(pid: int) -> int:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+class CpuMeter:
+    """Where the machine's CPU went during a phase: this process, its database backend, the rest.
+
+    The benches run on shared machines; "other" is the CPU that other work took meanwhile, in
+    cores (2.0 = two cores fully busy). Linux only; on other systems every figure is 0.
+    """
+
+    def __init__(self, backend_pid: int | None = None) -> None:
+        self.backend_pid = backend_pid
+        self.available = Path("/proc/stat").exists()
+        self._tick = os.sysconf("SC_CLK_TCK") if self.available else 100
+
+    def __enter__(self) -> CpuMeter:
+        import time
+
+        self._started = time.perf_counter()
+        self._load_before = os.getloadavg()[0]
+        if self.available:
+            self._busy = _busy_jiffies()
+            self._own = _process_jiffies(os.getpid())
+            self._backend = _process_jiffies(self.backend_pid) if self.backend_pid else 0
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import time
+
+        wall = self.wall = max(time.perf_counter() - self._started, 1e-9)
+        self.result: dict[str, float] = {
+            "cpus": os.cpu_count() or 1,
+            "loadavg_1m_before": round(self._load_before, 2),
+            "loadavg_1m_after": round(os.getloadavg()[0], 2),
+        }
+        if self.available:
+            busy = (_busy_jiffies() - self._busy) / self._tick / wall
+            own = (_process_jiffies(os.getpid()) - self._own) / self._tick / wall
+            backend = (
+                (_process_jiffies(self.backend_pid) - self._backend) / self._tick / wall if self.backend_pid else 0.0
+            )
+            self.result.update(
+                {
+                    "busy_cores": round(busy, 2),
+                    "bench_cores": round(own, 2),
+                    "postgres_cores": round(backend, 2),
+                    "other_cores": round(max(busy - own - backend, 0.0), 2),
+                }
+            )
+
+
+def backend_pid() -> int | None:
+    """The PID of the database backend serving this process (for CpuMeter), if it is local."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = int(cursor.fetchone()[0])
+    return pid if Path(f"/proc/{pid}").exists() else None
