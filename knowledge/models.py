@@ -114,6 +114,14 @@ class Triple(models.Model):
     repository = models.ForeignKey(
         "organizations.Repository", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
+    memory = models.ForeignKey(
+        Memory,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="triples",
+        help_text="The memory this fact was learned from, if any.",
+    )
     valid_from = models.DateTimeField()
     valid_to = models.DateTimeField(null=True, blank=True)
     recorded_at = models.DateTimeField(default=timezone.now)

@@ -203,6 +203,7 @@ def _close(triple: Triple, *, at: datetime, now: datetime, reason: str = "", suc
         confidence=triple.confidence,
         provenance=triple.provenance,
         repository=triple.repository,
+        memory=triple.memory,
         valid_from=triple.valid_from,
         valid_to=at,
         recorded_at=now,
@@ -224,6 +225,7 @@ def triple_assert(
     provenance: Any = None,
     valid_from: Any = None,
     repository: Any = None,
+    memory_id: Any = None,
 ) -> Triple:
     """Record that (subject, predicate, object) holds from ``valid_from`` (default now).
 
@@ -244,6 +246,7 @@ def triple_assert(
         raise ValidationError("provenance must be text or an object", details={"field": "provenance"})
     provenance_value = {"note": provenance} if isinstance(provenance, str) else (provenance or {})
     repo = repository_get_or_create(principal=principal, slug=repository) if repository else None
+    source_memory = memory_get(principal, validation.memory_id(memory_id, "memory_id")) if memory_id else None
 
     _lock_subject_predicate(principal, subject_entity, predicate_name)
     multi = Predicate.objects.filter(
@@ -278,6 +281,7 @@ def triple_assert(
         confidence=checked_confidence,
         provenance=provenance_value,
         repository=repo,
+        memory=source_memory,
         valid_from=starts,
         valid_to=ends,
         recorded_at=now,

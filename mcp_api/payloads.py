@@ -84,4 +84,5 @@ def triple_payload(triple: Any) -> dict[str, Any]:
         "confidence": triple.confidence,
         "provenance": triple.provenance,
         "invalidation_reason": triple.invalidation_reason or None,
+        "memory_id": str(triple.memory_id) if triple.memory_id else None,
     }

@@ -11,7 +11,7 @@ from django.contrib import admin, messages
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
-from knowledge.models import MemoryLink
+from knowledge.models import MemoryLink, Triple
 from memories import services
 from memories.models import Memory, MemoryVersion, ScopeType
 from memory_platform.exceptions import DomainError
@@ -86,6 +86,27 @@ class IncomingLinkInline(OutgoingLinkInline):
     fields = ("relation_type", "source", "created_at", "removed_at")
     readonly_fields = fields
     verbose_name_plural = "links from other memories"
+
+
+class LearnedFactInline(admin.TabularInline):
+    """Temporal facts recorded from this memory (kg-assert with its memory_id)."""
+
+    model = Triple
+    fk_name = "memory"
+    extra = 0
+    can_delete = False
+    fields = ("subject", "predicate", "object", "valid_from", "valid_to", "recorded_at", "expired_at")
+    readonly_fields = fields
+    verbose_name_plural = "facts learned from this memory"
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.admin_site.get_model_admin(Memory).has_view_permission(request, obj)
 
 
 class DeletedFilter(admin.SimpleListFilter):
@@ -166,7 +187,7 @@ class MemoryAdmin(OrganizationScopedAdmin):
     search_fields = ["title", "current_content", "tags"]
     list_select_related = ["organization", "repository"]
     date_hierarchy = "created_at"
-    inlines = [MemoryVersionInline, OutgoingLinkInline, IncomingLinkInline]
+    inlines = [MemoryVersionInline, OutgoingLinkInline, IncomingLinkInline, LearnedFactInline]
     readonly_fields = [
         "id",
         "version",

@@ -76,6 +76,7 @@ def kg_assert(
     ] = 1.0,
     provenance: Annotated[str | None, Field(description="Where this comes from (ticket, document, person).")] = None,
     valid_from: Annotated[str | None, Field(description="ISO 8601 time it became true (default now).")] = None,
+    memory_id: Annotated[str | None, Field(description="Id of the memory this fact was learned from.")] = None,
 ) -> dict[str, Any]:
     triple = services.triple_assert(
         principal=principal,
@@ -85,6 +86,7 @@ def kg_assert(
         confidence=confidence,
         provenance=provenance,
         valid_from=valid_from,
+        memory_id=memory_id,
     )
     return triple_payload(triple)
 

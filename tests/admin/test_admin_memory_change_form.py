@@ -224,3 +224,23 @@ def test_the_change_page_shows_links_both_ways(
         (form.original.source_id, form.original.relation_type, form.original.target_id) for i in links for form in i
     }
     assert shown == {(rule.pk, "depends_on", parent.pk), (child.pk, "derived_from", rule.pk)}
+
+
+def test_the_change_page_shows_facts_learned_from_the_memory(
+    acme: Tenant, make_memory: MemoryFactory, curator_client: Client
+) -> None:
+    from knowledge.models import Triple
+    from knowledge.services import triple_assert
+
+    memory = make_memory(current_content="Alice moved to the Search team in June.")
+    other = make_memory(current_content="Bob leads Payments.")
+    triple_assert(principal=acme.agent, subject="Alice", predicate="works_on", object="Search", memory_id=memory.pk)
+    triple_assert(principal=acme.agent, subject="Bob", predicate="leads", object="Payments", memory_id=other.pk)
+
+    response = curator_client.get(_change_url(memory))
+
+    facts = [inline for inline in response.context["inline_admin_formsets"] if inline.formset.model is Triple]
+    shown = [
+        (form.original.subject.name, form.original.predicate, form.original.object.name) for i in facts for form in i
+    ]
+    assert shown == [("Alice", "works_on", "Search")]
