@@ -14,8 +14,8 @@ This bench compares, on that corpus (batches of --batch-size):
   - raw embedding throughput: get_provider().embed alone on the same texts, in batches of the same
     size (every --raw-every-th batch is embedded again right after it was ingested, so both rates
     see the same load on a shared machine);
-  - batch ingest: memory_batch_create (one embedding call per batch, then one insert per memory
-    with its version and audit event);
+  - batch ingest: memory_batch_create (one embedding call per batch, then one insert each for the
+    batch's memories, versions and audit events);
   - single writes: memory_create one by one, on a smaller sample.
 
     python bench/ingest.py --memories 20000 --batch-size 64 --json bench/results/ingest.json
@@ -749,6 +749,8 @@ def batch_ingest(
         "ratio_sampled_batches": round(raw["seconds"] / raw["ingest_seconds"], 3),
         "embed_seconds": round(embed_timer.seconds, 1),
         "embed_per_s_in_ingest": round(embed_timer.texts / max(embed_timer.seconds, 1e-9), 1),
+        # Batch time outside embedding calls. memory_batch_create embeds a large batch's second half
+        # while it writes the first, so this undercounts the writes by the overlapped part.
         "db_ms_per_memory": round((seconds - embed_timer.seconds) / total * 1000, 3),
         # Load-independent costs: SQL statements and CPU per memory outside the embedding. The
         # python figure includes onnxruntime's worker threads spinning after each embedding call.

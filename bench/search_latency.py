@@ -117,7 +117,8 @@ def vector_path(scope: Any) -> tuple[str, int]:
     from django.conf import settings
 
     embedded = scope.filter(embedding__isnull=False)
-    small = embedded.values("pk")[: settings.SEARCH_EXACT_SCAN_LIMIT + 1].count() <= settings.SEARCH_EXACT_SCAN_LIMIT
+    limit = settings.SEARCH_EXACT_SCAN_LIMIT
+    small = embedded.values("pk").order_by()[: limit + 1].count() <= limit
     return ("exact" if small else "hnsw"), embedded.count()
 
 
@@ -176,7 +177,8 @@ def recall(principal: Any, vectors: list[list[float]]) -> dict[str, Any]:
     found, retriever_s, exact_s = [], [], []
     for vector in vectors:
         started = time.perf_counter()
-        candidates = _vector_candidates(scope, vector, pool)[:LIMIT]
+        # As memory_search calls it: the scope-size answer is cached per organization.
+        candidates = _vector_candidates(scope, vector, pool, organization_id=principal.organization.pk)[:LIMIT]
         retriever_s.append(time.perf_counter() - started)
         started = time.perf_counter()
         exact = exact_top(scope, vector, LIMIT)

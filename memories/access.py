@@ -1,22 +1,28 @@
 """Access tracking (last accessed, how often) without a write per read.
 
-Reads add ids to an in-process tally; the tally is written as one UPDATE at most every few
-seconds (or when it grows large, or at exit). Counts from a process that dies are lost, which is
-acceptable for a popularity signal.
+Reads add ids to an in-process tally; the tally is written as one upsert into the narrow
+``memories_memoryaccess`` table at most every few seconds (or when it grows large, or at exit).
+Not into the memory's own row: that update re-inserted each row into every index of
+memories_memory, the HNSW graph among them, and stalled the search that happened to flush for
+up to a second. Counts from a process that dies are lost, which is acceptable for a popularity
+signal; so are those of a flush the database refuses (logged).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import logging
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import connection
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
+
+logger = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_SECONDS = 10.0
 FLUSH_SIZE = 1000
@@ -37,8 +43,9 @@ def record_access(memory_ids: Iterable[Any]) -> None:
         flush_access()
 
 
-def flush_access() -> int:
-    """Write the tally: one statement for all memories read since the last flush."""
+def flush_access(*, log_errors: bool = True) -> int:
+    """Write the tally: one statement for all memories read since the last flush. Returns how many
+    memories it counted (0 when the database refused it)."""
     global _last_flush  # noqa: PLW0603 - the tally is process state by design
     with _lock:
         batch = dict(_pending)
@@ -46,18 +53,34 @@ def flush_access() -> int:
         _last_flush = time.monotonic()
     if not batch:
         return 0
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE memories_memory AS m SET access_count = m.access_count + c.n, last_accessed_at = %s "
-            "FROM unnest(%s::uuid[], %s::int[]) AS c(id, n) WHERE m.id = c.id",
-            [timezone.now(), list(batch), list(batch.values())],
-        )
+    ids = sorted(batch)  # one lock order for every process flushing at once
+    try:
+        # In a caller's transaction, a savepoint: a refused flush must not abort the caller's work.
+        savepoint = transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext()
+        with savepoint, connection.cursor() as cursor:
+            cursor.execute(_UPSERT, [timezone.now(), ids, [batch[i] for i in ids]])
+    except DatabaseError:
+        if log_errors:
+            logger.exception("access counts of %d memories were not recorded", len(batch))
+        return 0
     return len(batch)
+
+
+# Memories gone since they were read (or not visible yet to this connection) are skipped.
+_UPSERT = """
+INSERT INTO memories_memoryaccess AS a (memory_id, access_count, last_accessed_at)
+SELECT c.id, c.n, %s FROM unnest(%s::uuid[], %s::int[]) AS c(id, n)
+JOIN memories_memory AS m ON m.id = c.id
+ORDER BY c.id
+ON CONFLICT (memory_id) DO UPDATE SET
+    access_count = a.access_count + EXCLUDED.access_count,
+    last_accessed_at = greatest(a.last_accessed_at, EXCLUDED.last_accessed_at)
+"""
 
 
 def _flush_at_exit() -> None:
     with contextlib.suppress(Exception):  # the database may already be gone at exit
-        flush_access()
+        flush_access(log_errors=False)
 
 
 atexit.register(_flush_at_exit)

@@ -8,6 +8,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import display_for_value
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
@@ -213,6 +214,15 @@ class MemoryAdmin(OrganizationScopedAdmin):
             return queryset
         # Personal (user-scope) memories stay personal, even to curators.
         return queryset.exclude(Q(scope_type=ScopeType.USER) & ~Q(owner=request.user))
+
+    # Read from MemoryAccess (memory.access), shown as the model fields they used to be.
+    @admin.display(description="access count")
+    def access_count(self, obj: Memory) -> str:
+        return str(display_for_value(obj.access_count, self.get_empty_value_display()))
+
+    @admin.display(description="last accessed at")
+    def last_accessed_at(self, obj: Memory) -> str:
+        return str(display_for_value(obj.last_accessed_at, self.get_empty_value_display()))
 
     @admin.display(boolean=True, description="deleted")
     def is_deleted(self, obj: Memory) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
@@ -102,8 +103,6 @@ class Memory(models.Model):
     superseded_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
     )
-    last_accessed_at = models.DateTimeField(null=True, blank=True, editable=False)
-    access_count = models.PositiveIntegerField(default=0, editable=False)
     source = models.JSONField(
         default=dict, blank=True, help_text="Provenance: repository, commit, ticket, session, url…"
     )
@@ -172,6 +171,44 @@ class Memory(models.Model):
     @property
     def is_deleted(self) -> bool:
         return self.deleted_at is not None
+
+    # How often and when the memory was read live in MemoryAccess, not in this row (see there).
+    def _access(self) -> MemoryAccess | None:
+        try:
+            return self.access
+        except MemoryAccess.DoesNotExist:
+            return None
+
+    @property
+    def access_count(self) -> int:
+        access = self._access()
+        return access.access_count if access else 0
+
+    @property
+    def last_accessed_at(self) -> datetime | None:
+        access = self._access()
+        return access.last_accessed_at if access else None
+
+
+class MemoryAccess(models.Model):
+    """How often and when a memory was last read (search hits, browsing).
+
+    Kept out of the memory's own row: a count updated there is a non-HOT update of a wide row,
+    which re-inserts it into every index of the table, the HNSW graph among them (0.3-1.3 s per
+    flush on a large table). Here a flush is one upsert of narrow rows. No row: never read.
+    """
+
+    memory = models.OneToOneField(
+        Memory, primary_key=True, on_delete=models.CASCADE, related_name="access", editable=False
+    )
+    access_count = models.PositiveBigIntegerField(default=0, editable=False)
+    last_accessed_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        verbose_name = "memory access"
+
+    def __str__(self) -> str:
+        return f"{self.memory_id}: {self.access_count}"
 
 
 class MemoryVersion(models.Model):

@@ -6,7 +6,10 @@
      query still returns its full top-k; small scopes are searched exactly instead;
    - keyword: PostgreSQL full text (any query term may match), scored with BM25. PostgreSQL's
      ``ts_rank`` has no inverse document frequency, so we compute Okapi BM25 ourselves from the
-     stored tsvector (term frequencies) and per-organization document frequencies.
+     stored tsvector (term frequencies) and per-organization document frequencies. In a large
+     organization the rarer query terms pick the candidates (within a budget of rows to score)
+     and, past a few hundred matches, an IDF-weighted ts_rank picks which of them BM25 scores;
+     every query term still counts in each candidate's score.
 3. Fusion: a weighted sum of the two retrievers' scores, each min-max scaled per query
    (weighted reciprocal-rank fusion is available too), or one retriever alone.
 4. Optional boosts by importance and recency.
@@ -28,14 +31,15 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery
+from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection, transaction
-from django.db.models import ExpressionWrapper, FloatField, Q, QuerySet, Value
+from django.db.models import ExpressionWrapper, F, FloatField, Q, QuerySet, Value
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from pgvector.django import CosineDistance
@@ -48,6 +52,7 @@ from memory_platform.exceptions import DomainError, ValidationError
 from organizations.principal import Principal
 
 MAX_RESULTS = 1000
+HIT_DEFERRED_FIELDS = ("embedding", "search_vector")
 MAX_QUERY_CHARS = 2000
 RRF_K = 60
 
@@ -251,11 +256,69 @@ def _search_position(cursor: str, fingerprint: str) -> _Position:
 # --- retrievers --------------------------------------------------------------------------------
 
 
-def _vector_candidates(scope: QuerySet[Memory], vector: list[float], k: int) -> list[_Candidate]:
+class _ScopeSizes:
+    """Whether a search scope is small enough to scan exactly, remembered briefly per organization.
+
+    Counting up to ``SEARCH_EXACT_SCAN_LIMIT + 1`` rows of a large tenant costs ~10 ms a search;
+    the answer changes only when memories are written, so it is kept for ``ttl_seconds`` and
+    dropped for an organization whenever this process writes one of its memories (other
+    processes' writes show after the TTL; a stale answer only picks the other, still correct, path).
+    """
+
+    ttl_seconds = 60.0
+    max_entries = 10_000
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._answers: dict[tuple[Any, ...], tuple[float, int, bool]] = {}
+        self._generations: dict[int, int] = {}
+
+    def is_small(self, organization_id: int | None, embedded: QuerySet[Memory], limit: int) -> bool:
+        counted = embedded.values("pk").order_by()  # no ORDER BY: the model's ordering would sort the scope
+        if organization_id is None:
+            return bool(counted[: limit + 1].count() <= limit)
+        sql, params = counted.query.sql_with_params()
+        key = (organization_id, limit, sql, tuple(str(p) for p in params))
+        now = time.monotonic()
+        with self._lock:
+            generation = self._generations.get(organization_id, 0)
+            cached = self._answers.get(key)
+        if cached and cached[1] == generation and now - cached[0] < self.ttl_seconds:
+            return cached[2]
+        small = bool(counted[: limit + 1].count() <= limit)
+        with self._lock:
+            if len(self._answers) >= self.max_entries:
+                self._answers.clear()
+            self._answers[key] = (now, generation, small)
+        return small
+
+    def invalidate(self, organization_id: int) -> None:
+        with self._lock:
+            self._generations[organization_id] = self._generations.get(organization_id, 0) + 1
+
+    def clear(self) -> None:
+        with self._lock:
+            self._answers.clear()
+            self._generations.clear()
+
+
+scope_sizes = _ScopeSizes()
+
+
+def memories_changed(organization_id: int) -> None:
+    """Called by the services after writing an organization's memories: forget its scope sizes."""
+    scope_sizes.invalidate(organization_id)
+    # Another thread may count the old state before this transaction commits: forget again then.
+    transaction.on_commit(lambda: scope_sizes.invalidate(organization_id))
+
+
+def _vector_candidates(
+    scope: QuerySet[Memory], vector: list[float], k: int, *, organization_id: int | None = None
+) -> list[_Candidate]:
     exact_limit = settings.SEARCH_EXACT_SCAN_LIMIT
     embedded = scope.filter(embedding__isnull=False)
     distance = CosineDistance("embedding", vector)
-    small = embedded.values("pk")[: exact_limit + 1].count() <= exact_limit
+    small = scope_sizes.is_small(organization_id, embedded, exact_limit)
     with transaction.atomic():
         if small:
             # An exact scan of a small scope is fast and always right; "+ 0" keeps the planner
@@ -374,26 +437,106 @@ _BM25_SQL = """
 """
 
 
-def _keyword_candidates(scope: QuerySet[Memory], organization_id: int, query: str, k: int) -> list[_Candidate]:
+# How many memories BM25 scores for one query: about KEYWORD_SCORED_ROWS. Scoring costs ~10 us a
+# matching memory, and in a large organization a common term matches thousands (one stem matched
+# 9.2k of 49k rows: 118 ms). So query terms pick candidates rarest first, while the memories they
+# match stay within that budget; the more common ones left over still count in the score of every
+# candidate, they just do not bring in memories that match nothing rarer (those score low anyway).
+# A term in at most RARE_TERM_SHARE of the organization's memories always picks candidates. In a
+# small organization every term does: LoCoMo's conversations (~550 memories) are ranked as before.
+KEYWORD_SCORED_ROWS = 600
+RARE_TERM_SHARE = 0.01
+# When the selecting terms still match more memories than this (or 3x the candidates wanted),
+# ts_rank picks that many first and BM25 ranks them: a rare term can match over a thousand.
+KEYWORD_PRE_RANK = 300
+
+
+@dataclass(frozen=True)
+class _KeywordSelection:
+    lexemes: list[str]
+    # Left out: an estimate of the best score a memory matching only them would have had (each
+    # once, at average length: the sum of their IDFs). It stands in for the weakest of the best
+    # candidates when scaling scores, which would otherwise be one of those memories.
+    left_out_score: float | None = None
+
+
+def _selecting_lexemes(
+    lexemes: list[str], frequencies: dict[str, int], total: int, idf: list[float]
+) -> _KeywordSelection:
+    """The query terms whose matches become keyword candidates."""
+    weights = dict(zip(lexemes, idf, strict=True))
+    matched = sorted((frequencies[lx], lx) for lx in lexemes if frequencies.get(lx, 0) > 0)
+    selecting: list[str] = []
+    left_out: list[str] = []
+    rows = 0
+    for frequency, lexeme in matched:
+        if not selecting or frequency <= RARE_TERM_SHARE * total or rows + frequency <= KEYWORD_SCORED_ROWS:
+            selecting.append(lexeme)
+            rows += frequency
+        else:
+            left_out.append(lexeme)
+    if not left_out:
+        return _KeywordSelection(lexemes)
+    return _KeywordSelection(selecting, left_out_score=sum(weights[lx] for lx in left_out))
+
+
+def _keyword_candidates(
+    scope: QuerySet[Memory], organization_id: int, query: str, k: int, *, at_least: int = 0
+) -> tuple[list[_Candidate], float | None]:
+    """BM25's best ``k``, and the score floor for scaling when common terms were left out (see above).
+
+    When the rarer terms' matches number fewer than ``at_least``, the common terms pick candidates
+    too: a keyword search pages through every memory matching any term.
+    """
     lexemes = _query_lexemes(query)
     if not lexemes:
-        return []
+        return [], None
     count, avg_length = term_statistics.corpus(organization_id)
     frequencies = term_statistics.document_frequencies(organization_id, lexemes)
     total = max(count, 1)
     idf = [math.log(1 + (total - frequencies.get(lx, 0) + 0.5) / (frequencies.get(lx, 0) + 0.5)) for lx in lexemes]
-    any_term = SearchQuery(" | ".join(_quote_lexeme(lx) for lx in lexemes), search_type="raw", config="simple")
     bm25 = RawSQL(_BM25_SQL, [max(avg_length, 1.0), lexemes, idf], output_field=FloatField())  # noqa: S611
-    rows = list(
-        scope.filter(search_vector=any_term)
-        .annotate(bm25=bm25)
-        .order_by("-bm25", "-importance", "-created_at", "pk")
-        .values_list("pk", "importance", "created_at", "bm25")[:k]
-    )
-    return [
+
+    def best(selecting: list[str]) -> list[tuple[Any, int, datetime, float]]:
+        any_term = SearchQuery(" | ".join(_quote_lexeme(lx) for lx in selecting), search_type="raw", config="simple")
+        matching = scope.filter(search_vector=any_term)
+        pre_rank = max(KEYWORD_PRE_RANK, 3 * k)
+        if sum(frequencies.get(lx, 0) for lx in selecting) > pre_rank:
+            # Many matches: BM25 (a subquery a row) scores only the best by each term's ts_rank
+            # (C, length-normalised) weighted by the term's IDF.
+            weight = dict(zip(lexemes, idf, strict=True))
+            estimate = sum(
+                (
+                    Value(weight[lx])
+                    * SearchRank(
+                        F("search_vector"),
+                        SearchQuery(_quote_lexeme(lx), search_type="raw", config="simple"),
+                        normalization=1,
+                    )
+                    for lx in selecting
+                ),
+                start=Value(0.0),
+            )
+            ranked = matching.annotate(pre_rank=ExpressionWrapper(estimate, output_field=FloatField()))
+            matching = Memory.objects.filter(pk__in=ranked.order_by("-pre_rank").values("pk")[:pre_rank])
+        return list(
+            matching.annotate(bm25=bm25)
+            .order_by("-bm25", "-importance", "-created_at", "pk")
+            .values_list("pk", "importance", "created_at", "bm25")[:k]
+        )
+
+    selection = _selecting_lexemes(lexemes, frequencies, total, idf)
+    rows = best(selection.lexemes)
+    if selection.left_out_score is not None and len(rows) < at_least:
+        selection = _KeywordSelection(lexemes)
+        rows = best(lexemes)
+    candidates = [
         _Candidate(pk=pk, importance=importance, created_at=created_at, keyword=score, keyword_rank=rank)
         for rank, (pk, importance, created_at, score) in enumerate(rows, start=1)
     ]
+    # With enough candidates from the rarer terms, the best of them are what scaling looks at anyway.
+    floor = selection.left_out_score if len(rows) < settings.SEARCH_CANDIDATES else None
+    return candidates, floor
 
 
 # --- pipeline ----------------------------------------------------------------------------------
@@ -415,9 +558,11 @@ class _MinMax:
     clamp: bool
 
     @classmethod
-    def over(cls, ranked_scores: list[float | None], *, clamp: bool) -> _MinMax:
+    def over(cls, ranked_scores: list[float | None], *, clamp: bool, floor: float | None = None) -> _MinMax:
         best = [score for score in ranked_scores[: settings.SEARCH_CANDIDATES] if score is not None]
         low = min(best, default=0.0)
+        if floor is not None and best:
+            low = min(low, floor)
         return cls(low=low, spread=max(best, default=0.0) - low, clamp=clamp)
 
     def __call__(self, score: float | None) -> float:
@@ -436,6 +581,7 @@ def _fuse(
     *,
     scales: tuple[float, float, float, float] | None,
     clamp: bool,
+    keyword_floor: float | None = None,
 ) -> tuple[list[_Candidate], tuple[float, float, float, float]]:
     """Rank the merged candidates; also return the score scales used, for the next page's cursor."""
     vector_weight = settings.SEARCH_VECTOR_WEIGHT if params.vector_weight is None else params.vector_weight
@@ -452,7 +598,7 @@ def _fuse(
     fusion = params.fusion or Fusion(settings.SEARCH_FUSION)
     if scales is None:
         vector_scale = _MinMax.over([c.similarity for c in vector_hits], clamp=clamp)
-        keyword_scale = _MinMax.over([c.keyword for c in keyword_hits], clamp=clamp)
+        keyword_scale = _MinMax.over([c.keyword for c in keyword_hits], clamp=clamp, floor=keyword_floor)
     else:
         vector_scale = _MinMax(low=scales[0], spread=scales[1], clamp=clamp)
         keyword_scale = _MinMax(low=scales[2], spread=scales[3], clamp=clamp)
@@ -502,6 +648,22 @@ def _unscored(scope: QuerySet[Memory], *, exclude: list[Any], after: SortKey | N
     ]
 
 
+_query_embedder = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embedding")
+
+
+def _embed_and_retrieve(
+    query: str, scope: QuerySet[Memory] | None, pool: int, organization_id: int
+) -> tuple[list[float], list[_Candidate] | None]:
+    """The query's vector, and with a scope its vector candidates (run in a worker thread)."""
+    vector = get_provider().embed_one(query)
+    if scope is None:
+        return vector, None
+    try:
+        return vector, _vector_candidates(scope, vector, pool, organization_id=organization_id)
+    finally:
+        connection.close()  # back to the pool: this thread serves other searches next
+
+
 def memory_search(principal: Principal, params: SearchParams) -> SearchPage:
     """Search what the principal may see. Raises SearchUnavailable if vector mode cannot embed."""
     if not params.query:
@@ -513,26 +675,62 @@ def memory_search(principal: Principal, params: SearchParams) -> SearchPage:
     )
     degraded = None
     vector: list[float] | None = None
-    if params.mode in (SearchMode.HYBRID, SearchMode.VECTOR):
+    seen = position.seen if position else 0
+    organization_id = principal.organization.pk
+    # The query is embedded in a worker thread (the model runs outside the GIL) while the keyword
+    # retriever waits on the database; with pooled connections that thread also runs the vector
+    # retriever, on a connection of its own, so both candidate queries run at once. Not inside a
+    # transaction: another connection would not see what it has not committed.
+    in_parallel = bool(connection.settings_dict.get("OPTIONS", {}).get("pool")) and not connection.in_atomic_block
+    embedding = (
+        _query_embedder.submit(
+            _embed_and_retrieve,
+            params.query,
+            scope if in_parallel else None,
+            _pool_size(params.limit, 0 if params.mode == SearchMode.HYBRID else seen),
+            organization_id,
+        )
+        if params.mode in (SearchMode.HYBRID, SearchMode.VECTOR)
+        else None
+    )
+
+    def keyword_candidates(*, fused: bool) -> tuple[list[_Candidate], float | None]:
+        # Fused, everything scoring above 0 is among the first page's candidates, and the tail
+        # comes from _unscored; a single retriever ranks all it finds, so its pool grows page by
+        # page, and keyword search alone pages through every match.
+        pool = _pool_size(params.limit, 0 if fused else seen)
+        at_least = 0 if fused else min(seen + (params.limit or MAX_RESULTS) + 1, pool)
+        return _keyword_candidates(scope, organization_id, params.query, pool, at_least=at_least)
+
+    keyword_hits: list[_Candidate] = []
+    keyword_floor = None
+    if params.mode in (SearchMode.HYBRID, SearchMode.KEYWORD):
+        keyword_hits, keyword_floor = keyword_candidates(fused=params.mode == SearchMode.HYBRID)
+    early_vector_hits = None
+    if embedding is not None:
         try:
-            vector = get_provider().embed_one(params.query)
+            vector, early_vector_hits = embedding.result()
         except EmbeddingError as error:
             if params.mode == SearchMode.VECTOR:
                 raise SearchUnavailable(
                     f"semantic search is unavailable right now ({error}); retry later or use keyword search"
                 ) from error
             degraded = f"embedding provider unavailable, keyword results only: {error}"
-    # Fused, everything scoring above 0 is among the first page's candidates, and the tail comes
-    # from _unscored; a single retriever ranks all it finds, so its pool grows page by page.
+            keyword_hits, keyword_floor = keyword_candidates(fused=False)  # keywords alone after all
     fused = params.mode == SearchMode.HYBRID and vector is not None
-    seen = position.seen if position else 0
     pool = _pool_size(params.limit, 0 if fused else seen)
-    vector_hits = _vector_candidates(scope, vector, pool) if vector is not None else []
-    keyword_hits: list[_Candidate] = []
-    if params.mode in (SearchMode.HYBRID, SearchMode.KEYWORD):
-        keyword_hits = _keyword_candidates(scope, principal.organization.pk, params.query, pool)
+    vector_hits = early_vector_hits if early_vector_hits is not None else []
+    if vector is not None and early_vector_hits is None:
+        vector_hits = _vector_candidates(scope, vector, pool, organization_id=organization_id)
 
-    ranked, scales = _fuse(vector_hits, keyword_hits, params, scales=position.scales if position else None, clamp=fused)
+    ranked, scales = _fuse(
+        vector_hits,
+        keyword_hits,
+        params,
+        scales=position.scales if position else None,
+        clamp=fused,
+        keyword_floor=keyword_floor,
+    )
     candidates = {c.pk: c for c in ranked}
     if fused:
         ranked = [c for c in ranked if _comparable(c.sort_key())[0] < 0]  # relevance above 0
@@ -547,7 +745,12 @@ def memory_search(principal: Principal, params: SearchParams) -> SearchPage:
         page += [candidates.get(c.pk, c) for c in tail]
     has_more = len(page) > limit
     page = page[:limit]
-    memories = Memory.objects.select_related("organization", "repository", "owner").in_bulk([c.pk for c in page])
+    # Not the vector and the tsvector: no interface shows them, and parsing 384 floats a hit costs.
+    memories = (
+        Memory.objects.select_related("organization", "repository", "owner")
+        .defer(*HIT_DEFERRED_FIELDS)
+        .in_bulk([c.pk for c in page])
+    )
     hits = [
         SearchHit(
             memory=memories[c.pk],

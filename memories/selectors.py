@@ -109,7 +109,7 @@ class MemoryFilters:
             status=many(data.get("status"), validation.status),
             repository=validation.repository_slug(data.get("repository")),
             tags=validation.tags(data.get("tags")),
-            metadata=validation.json_object(data.get("metadata"), "metadata"),
+            metadata=validation.metadata(data.get("metadata")),
             min_importance=validation.importance(min_importance) if min_importance is not None else None,
             include_deleted=include_deleted,
         )

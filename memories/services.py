@@ -7,6 +7,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,13 +16,15 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from memories import validation
+from memories import embedding_pipeline, validation
 from memories.embedding_pipeline import EMBEDDING_FIELDS, apply_embedding, embed_texts, embedding_text
-from memories.models import Memory, MemoryVersion, ScopeType, Status
+from memories.embeddings import get_provider
+from memories.models import EmbeddingStatus, Memory, MemoryVersion, ScopeType, Status
+from memories.search import memories_changed
 from memories.selectors import memory_visible_queryset
 from memory_platform.exceptions import Conflict, DomainError, Locked, NotFound, PermissionDenied, ValidationError
-from organizations.audit import audit_record
-from organizations.models import Repository, Role
+from organizations.audit import audit_event, audit_record
+from organizations.models import AuditEvent, Repository, Role
 from organizations.principal import Principal
 from organizations.services import repository_get_or_create
 
@@ -78,8 +81,8 @@ def memory_snapshot(memory: Memory) -> dict[str, Any]:
     }
 
 
-def _write_version(*, principal: Principal, memory: Memory, change: str, fields: list[str], reason: str) -> None:
-    MemoryVersion.objects.create(
+def _version_row(*, principal: Principal, memory: Memory, change: str, fields: list[str], reason: str) -> MemoryVersion:
+    return MemoryVersion(
         memory=memory,
         version=memory.version,
         snapshot=memory_snapshot(memory),
@@ -90,6 +93,12 @@ def _write_version(*, principal: Principal, memory: Memory, change: str, fields:
         user=principal.user,
         token=principal.token,
     )
+
+
+def _write_version(*, principal: Principal, memory: Memory, change: str, fields: list[str], reason: str) -> None:
+    _version_row(principal=principal, memory=memory, change=change, fields=fields, reason=reason).save(
+        force_insert=True
+    )
     audit_record(
         principal=principal,
         action=f"memory.{change}",
@@ -98,6 +107,7 @@ def _write_version(*, principal: Principal, memory: Memory, change: str, fields:
         reason=reason,
         data={"version": memory.version, "fields": fields},
     )
+    memories_changed(memory.organization_id)
 
 
 # --- rules -------------------------------------------------------------------------------------
@@ -182,7 +192,7 @@ def _parse_new(data: Mapping[str, Any]) -> _NewMemory:
         title=validation.title(data["title"]) if data.get("title") not in (None, "") else None,
         status=validation.status(data.get("status") or Status.DRAFT),
         importance=validation.importance(data["importance"]) if data.get("importance") is not None else 1,
-        metadata=validation.json_object(data.get("metadata"), "metadata"),
+        metadata=validation.metadata(data.get("metadata")),
         tags=validation.tags(data.get("tags")),
         repository=validation.repository_slug(data.get("repository")),
         source=validation.json_object(data.get("source"), "source"),
@@ -294,6 +304,22 @@ def _insert(
     _check_scope(principal, new.scope_type)
     _check_status_allowed(principal, new.status)
     repository = repository_get_or_create(principal=principal, slug=new.repository) if new.repository else None
+    memory = _new_row(principal=principal, new=new, memory_id=memory_id, key=key, repository=repository)
+    apply_embedding(memory, vector)
+    memory.save(force_insert=True)
+    _write_version(principal=principal, memory=memory, change="create", fields=list(WRITABLE_FIELDS), reason=reason)
+    return memory
+
+
+def _new_row(
+    *,
+    principal: Principal,
+    new: _NewMemory,
+    memory_id: uuid.UUID | None,
+    key: str | None,
+    repository: Repository | None,
+) -> Memory:
+    """The unsaved memory a create writes (its embedding not set yet)."""
     now = timezone.now()
     memory = Memory(
         organization=principal.organization,
@@ -321,9 +347,6 @@ def _insert(
     )
     if memory_id is not None:
         memory.id = memory_id
-    apply_embedding(memory, vector)
-    memory.save(force_insert=True)
-    _write_version(principal=principal, memory=memory, change="create", fields=list(WRITABLE_FIELDS), reason=reason)
     return memory
 
 
@@ -378,7 +401,7 @@ def memory_update(*, principal: Principal, memory_id: Any, data: Mapping[str, An
         "current_content": validation.content,
         "status": validation.status,
         "importance": validation.importance,
-        "metadata": lambda v: validation.json_object(v, "metadata"),
+        "metadata": validation.metadata,
         "tags": validation.tags,
         "source": lambda v: validation.json_object(v, "source"),
         "valid_from": lambda v: validation.aware_datetime(v, "valid_from"),
@@ -539,20 +562,50 @@ def memory_batch_create(
         except DomainError as error:
             errors[index] = error
 
-    # One embedding call for the whole batch: the model is far faster on batches than one by one.
-    texts = [
-        embedding_text(new.title or validation.derive_title(new.current_content), new.current_content)
-        for _, new in parsed.values()
-    ]
-    embedded = embed_texts(texts)
-    vectors: list[Vector] = list(embedded) if embedded is not None else [None for _ in texts]
-    vector_for = dict(zip(parsed, vectors, strict=True))
+    texts = {
+        index: embedding_text(new.title or validation.derive_title(new.current_content), new.current_content)
+        for index, (_, new) in parsed.items()
+    }
+    results: dict[int, BatchEntryResult] = {i: BatchEntryResult(index=i, error=e) for i, e in errors.items()}
+    bulk, one_by_one = _plan_batch(principal, entries, parsed, results)
+    wanted = [index for index in parsed if index not in results]
+    # Few embedding calls: the model is far faster on batches than one by one. A large batch is
+    # embedded in two halves, the second (with the entries written one by one) in a worker thread
+    # while the first half is written; the model runs outside the GIL, the writes mostly wait on
+    # the database.
+    halves = len(bulk) >= OVERLAP_MIN_ENTRIES
+    first_half, second_half = (bulk[: len(bulk) // 2], bulk[len(bulk) // 2 :]) if halves else (bulk, [])
+    first_indices = {item.index for item in first_half} if halves else set(wanted)
+    vector_for = _embed(texts, [index for index in wanted if index in first_indices])
+    rest = [index for index in wanted if index not in first_indices]
+    embedding_rest = _embedder.submit(_embed, texts, rest) if rest else None
 
-    results: list[BatchEntryResult] = []
-    for index, entry in enumerate(entries):
-        if index in errors:
-            results.append(BatchEntryResult(index=index, error=errors[index]))
-            continue
+    def rest_embedded() -> None:
+        nonlocal embedding_rest
+        if embedding_rest is not None:
+            vector_for.update(embedding_rest.result())
+            embedding_rest = None
+
+    try:
+        if bulk:
+            try:
+                with transaction.atomic():
+                    created = _bulk_insert(principal, first_half, vector_for, results)
+                    if second_half:
+                        rest_embedded()
+                        created.update(_bulk_insert(principal, second_half, vector_for, results))
+            except IntegrityError:
+                # A concurrent writer took one of the ids or idempotency keys meanwhile: write
+                # these one by one, where memory_create answers such races.
+                for item in bulk:
+                    results.pop(item.index, None)
+                one_by_one = sorted([*one_by_one, *(item.index for item in bulk)])
+            else:
+                results.update({index: BatchEntryResult(index=index, memory=m) for index, m in created.items()})
+    finally:
+        rest_embedded()
+    for index in one_by_one:
+        entry = entries[index]
         try:
             with transaction.atomic():
                 memory = memory_create(
@@ -562,10 +615,161 @@ def memory_batch_create(
                     idempotency_key=entry.get("idempotency_key"),
                     embedding=vector_for[index],
                 )
-            results.append(BatchEntryResult(index=index, memory=memory))
+            results[index] = BatchEntryResult(index=index, memory=memory)
         except DomainError as error:
-            results.append(BatchEntryResult(index=index, error=error))
-    return results
+            results[index] = BatchEntryResult(index=index, error=error)
+    return [results[index] for index in range(len(entries))]
+
+
+# Batches with at least this many plain new memories overlap embedding and writing (see above).
+OVERLAP_MIN_ENTRIES = 16
+_embedder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batch-embedding")
+
+
+def _embed(texts: dict[int, str], indices: list[int]) -> dict[int, Vector]:
+    """Vectors for these entries' texts (None each while the provider is down)."""
+    if not indices:
+        return {}
+    embedded = embed_texts([texts[index] for index in indices])
+    vectors: list[Vector] = list(embedded) if embedded is not None else [None for _ in indices]
+    return dict(zip(indices, vectors, strict=True))
+
+
+@dataclass(frozen=True)
+class _BulkEntry:
+    index: int
+    new: _NewMemory
+    key: str | None
+    memory_id: uuid.UUID | None
+
+
+def _plan_batch(
+    principal: Principal,
+    entries: list[Any],
+    parsed: dict[int, tuple[dict[str, Any], _NewMemory]],
+    results: dict[int, BatchEntryResult],
+) -> tuple[list[_BulkEntry], list[int]]:
+    """Split the valid entries: plain new memories, inserted together, and the rest, one by one.
+
+    One by one (through memory_create, after the bulk insert, in entry order): an entry whose id
+    or idempotency key is already taken (an upsert, or a retry), or repeats an earlier entry's,
+    or is malformed. Entries the rules refuse get their error in ``results``.
+    """
+    one_by_one: list[int] = []
+    plain: list[_BulkEntry] = []
+    keys: set[str] = set()
+    ids: set[uuid.UUID] = set()
+    for index, (_, new) in parsed.items():
+        entry = entries[index]
+        try:
+            key = validation.idempotency_key(entry.get("idempotency_key"))
+            raw_id = entry.get("id")
+            wanted_id = validation.memory_id(raw_id) if raw_id not in (None, "") else None
+        except DomainError:
+            one_by_one.append(index)  # memory_create reports it
+            continue
+        if (key is not None and key in keys) or (wanted_id is not None and wanted_id in ids):
+            one_by_one.append(index)
+            continue
+        if key is not None:
+            keys.add(key)
+        if wanted_id is not None:
+            ids.add(wanted_id)
+        plain.append(_BulkEntry(index=index, new=new, key=key, memory_id=wanted_id))
+    taken_keys = (
+        set(
+            Memory.objects.filter(organization=principal.organization, idempotency_key__in=keys).values_list(
+                "idempotency_key", flat=True
+            )
+        )
+        if keys
+        else set()
+    )
+    taken_ids = set(Memory.objects.filter(pk__in=ids).values_list("pk", flat=True)) if ids else set()
+    bulk: list[_BulkEntry] = []
+    for item in plain:
+        if item.key in taken_keys or item.memory_id in taken_ids:
+            one_by_one.append(item.index)
+            continue
+        try:
+            _check_scope(principal, item.new.scope_type)
+            _check_status_allowed(principal, item.new.status)
+        except DomainError as error:
+            results[item.index] = BatchEntryResult(index=item.index, error=error)
+            continue
+        bulk.append(item)
+    return bulk, sorted(one_by_one)
+
+
+def _bulk_insert(
+    principal: Principal,
+    bulk: list[_BulkEntry],
+    vector_for: dict[int, Vector],
+    results: dict[int, BatchEntryResult],
+) -> dict[int, Memory]:
+    """Insert new memories with their versions and audit events: one statement each for all of them."""
+    slugs = {item.new.repository for item in bulk if item.new.repository}
+    repositories: dict[str, Repository] = (
+        {r.slug: r for r in Repository.objects.filter(organization=principal.organization, slug__in=slugs)}
+        if slugs
+        else {}
+    )
+    for slug in sorted(slugs - set(repositories)):  # the first memory naming a repository creates it
+        try:
+            with transaction.atomic():
+                repositories[slug] = repository_get_or_create(principal=principal, slug=slug)
+        except DomainError as error:
+            for item in bulk:
+                if item.new.repository == slug:
+                    results[item.index] = BatchEntryResult(index=item.index, error=error)
+    model_name = ""
+    memories: dict[int, Memory] = {}
+    pending: list[str] = []
+    for item in bulk:
+        if item.index in results:
+            continue
+        repository = repositories[item.new.repository] if item.new.repository else None
+        memory = _new_row(
+            principal=principal, new=item.new, memory_id=item.memory_id, key=item.key, repository=repository
+        )
+        vector = vector_for[item.index]
+        if vector is None:
+            memory.embedding_status = EmbeddingStatus.PENDING
+            pending.append(str(memory.pk))
+        else:
+            model_name = model_name or get_provider().name
+            memory.embedding, memory.embedding_status, memory.embedding_model = (
+                vector,
+                EmbeddingStatus.READY,
+                model_name,
+            )
+        memories[item.index] = memory
+    if not memories:
+        return {}
+    Memory.objects.bulk_create(list(memories.values()))
+    fields = list(WRITABLE_FIELDS)
+    MemoryVersion.objects.bulk_create(
+        [
+            _version_row(principal=principal, memory=memory, change="create", fields=fields, reason="")
+            for memory in memories.values()
+        ]
+    )
+    AuditEvent.objects.bulk_create(
+        [
+            audit_event(
+                principal=principal,
+                action="memory.create",
+                target_type="memory",
+                target_id=memory.id,
+                data={"version": memory.version, "fields": fields},
+            )
+            for memory in memories.values()
+        ]
+    )
+    if pending:
+        transaction.on_commit(lambda: embedding_pipeline.schedule_backfill(pending))
+    memories_changed(principal.organization.pk)
+    return memories
 
 
 # --- invalidate --------------------------------------------------------------------------------

@@ -19,6 +19,28 @@ TITLE_MAX_WORDS = 12
 TAG_MAX_CHARS = 64
 TAGS_MAX = 32
 IDEMPOTENCY_KEY_MAX_CHARS = 200
+# The index policy agents follow: metadata is a few flat key/value pairs, not a document.
+METADATA_MAX_KEYS = 5
+METADATA_KEY_MAX_CHARS = 64
+METADATA_VALUE_MAX_CHARS = 200
+
+
+def contains_nul(value: Any) -> bool:
+    """Whether a NUL character is anywhere in a value (strings, and keys and items of dicts and lists)."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(contains_nul(key) or contains_nul(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(contains_nul(item) for item in value)
+    return False
+
+
+def without_nul(value: Any, field: str) -> Any:
+    """PostgreSQL text cannot hold NUL characters: refuse them anywhere in a value, with its field."""
+    if contains_nul(value):
+        raise ValidationError(f"{field} contains a NUL character (\\u0000); remove it", details={"field": field})
+    return value
 
 
 def _choice(value: Any, field: str, allowed: list[str]) -> str:
@@ -68,13 +90,13 @@ def content(value: Any) -> str:
             "Store one concept per memory and split long documents.",
             details={"field": "current_content"},
         )
-    return value.strip()
+    return str(without_nul(value, "current_content")).strip()
 
 
 def title(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationError("title must be non-empty text (or omit it to derive one)", details={"field": "title"})
-    value = " ".join(value.split())
+    value = " ".join(without_nul(value, "title").split())
     if len(value) > TITLE_MAX_CHARS:
         raise ValidationError(
             f"title is {len(value)} characters; keep it to one short sentence (at most {TITLE_MAX_CHARS})",
@@ -105,7 +127,27 @@ def json_object(value: Any, field: str) -> dict[str, Any]:
         raise ValidationError(
             f"{field} must be a JSON object (key/value pairs), got {type(value).__name__}", details={"field": field}
         )
-    return value
+    return dict(without_nul(value, field))
+
+
+def metadata(value: Any) -> dict[str, Any]:
+    """At most five flat pairs: short keys, each value a short string, a number, true/false or null."""
+    pairs = json_object(value, "metadata")
+    problem = None
+    if len(pairs) > METADATA_MAX_KEYS:
+        problem = f"has {len(pairs)} keys; keep at most {METADATA_MAX_KEYS} (put the rest in the content or tags)"
+    for key, item in pairs.items():
+        if problem:
+            break
+        if not key.strip() or len(key) > METADATA_KEY_MAX_CHARS:
+            problem = f"key '{key[:20]}' must be 1 to {METADATA_KEY_MAX_CHARS} characters"
+        elif isinstance(item, dict | list):
+            problem = f"'{key}' holds a {type(item).__name__}; values must be flat (text, number, true/false or null)"
+        elif isinstance(item, str) and len(item) > METADATA_VALUE_MAX_CHARS:
+            problem = f"'{key}' is longer than {METADATA_VALUE_MAX_CHARS} characters; long text belongs in the content"
+    if problem:
+        raise ValidationError(f"metadata {problem}", details={"field": "metadata"})
+    return pairs
 
 
 def tags(value: Any) -> list[str]:
@@ -113,6 +155,7 @@ def tags(value: Any) -> list[str]:
         return []
     if not isinstance(value, list) or not all(isinstance(tag, str) for tag in value):
         raise ValidationError("tags must be a list of strings", details={"field": "tags"})
+    without_nul(value, "tags")
     cleaned: list[str] = []
     for raw in value:
         tag = raw.strip().lower()
@@ -168,7 +211,7 @@ def idempotency_key(value: Any) -> str | None:
             f"idempotency_key must be non-empty text of at most {IDEMPOTENCY_KEY_MAX_CHARS} characters",
             details={"field": "idempotency_key"},
         )
-    return value.strip()
+    return str(without_nul(value, "idempotency_key")).strip()
 
 
 def repository_slug(value: Any) -> str | None:
@@ -176,4 +219,4 @@ def repository_slug(value: Any) -> str | None:
         return None
     if not isinstance(value, str):
         raise ValidationError("repository must be a repository slug (text)", details={"field": "repository"})
-    return value.strip()
+    return str(without_nul(value, "repository")).strip()

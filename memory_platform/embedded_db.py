@@ -36,6 +36,11 @@ _MAX_SOCKET_DIR_LENGTH = 90
 # Postgres refuses to run as root; when we are root it runs as this system user.
 _SYSTEM_USER = "embedded_postgres"
 _START_TIMEOUT_SECONDS = 60
+# shared_buffers: a quarter of the machine's memory, between PostgreSQL's default 128 MB and 1 GB
+# (a 100k-memory table with its HNSW index fits; the rest of memory is left to the OS cache and
+# the other processes). Server options apply when the server starts: a running server keeps its own.
+_SHARED_BUFFERS_MIN_MB = 128
+_SHARED_BUFFERS_MAX_MB = 1024
 
 _ensured: set[Path] = set()
 _ensured_lock = threading.Lock()
@@ -182,9 +187,31 @@ def _initdb(server: EmbeddedServer) -> None:
         raise EmbeddedDatabaseError(f"initdb failed in {server.pgdata}:\n{result.stderr.strip()}")
 
 
+def _memory_mb() -> int | None:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // (1024 * 1024)
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def shared_buffers_mb(memory_mb: int | None = None) -> int:
+    """The embedded server's shared_buffers: 1/4 of memory, within [128 MB, 1 GB]."""
+    memory = _memory_mb() if memory_mb is None else memory_mb
+    if not memory:
+        return _SHARED_BUFFERS_MIN_MB
+    return max(_SHARED_BUFFERS_MIN_MB, min(_SHARED_BUFFERS_MAX_MB, memory // 4))
+
+
+def server_options(server: EmbeddedServer) -> str:
+    return (
+        f"-h '' -k {server.socket_dir} -p {SOCKET_PORT} -c max_connections=200 "
+        f"-c shared_buffers={shared_buffers_mb()}MB"
+    )
+
+
 def _start(server: EmbeddedServer) -> None:
     logger.info("starting embedded PostgreSQL (socket in %s)", server.socket_dir)
-    options = f"-h '' -k {server.socket_dir} -p {SOCKET_PORT} -c max_connections=200"
+    options = server_options(server)
     result = _run(
         [
             _bin("pg_ctl"),

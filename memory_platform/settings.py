@@ -46,18 +46,21 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "memory_platform",
     "organizations",
     "memories",
     "knowledge",
     "mcp_api",
+    "rest_api",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
+    "memory_platform.middleware.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -89,12 +92,31 @@ if DATABASE_URL:
     DATABASES = {"default": database_from_url(DATABASE_URL)}
 else:
     DATABASES = {"default": EmbeddedServer(DATA_DIR).django_settings()}
-DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 60)
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Connections come from a pool (psycopg_pool): under ASGI every request runs in a thread of its
+# own, so Django's per-thread persistent connections would mean a new PostgreSQL backend per request.
+DATABASE_POOL_MAX = env_int("DATABASE_POOL_MAX", 10)  # 0 turns the pool off (one connection per thread)
+if DATABASE_POOL_MAX > 0:
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": DATABASE_POOL_MAX,
+        "timeout": 10,
+    }
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    # Django's pool checks each connection before handing it out when health checks are on.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+else:
+    DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # Lets concurrent test runs against one server use separate test databases.
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME") or None}
 
 REDIS_URL = env_str("REDIS_URL")
+
+# The cache holds REST rate-limit counters: shared through Redis when there is one.
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 AUTH_USER_MODEL = "organizations.User"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -201,3 +223,48 @@ MCP_MAX_BODY_BYTES = env_int("MCP_MAX_BODY_BYTES", 1_000_000)
 MCP_SEARCH_DEFAULT_LIMIT = env_int("MCP_SEARCH_DEFAULT_LIMIT", 50)
 # django-mcp-server would add a tool of its own that returns the instructions; ours carry none.
 DJANGO_MCP_GET_SERVER_INSTRUCTIONS_TOOL = False
+
+# REST API (/api/v1/, schema at /api/schema/, interactive docs at /api/docs/).
+API_THROTTLE_RATE = env_str("API_THROTTLE_RATE", "1200/min")  # per token or person; empty turns it off
+API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 10_000_000)
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_api.auth.BearerTokenAuthentication",
+        "rest_api.auth.SessionPrincipalAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_api.auth.HasPrincipal"],
+    "DEFAULT_THROTTLE_CLASSES": ["rest_api.throttling.PrincipalRateThrottle"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+    "EXCEPTION_HANDLER": "rest_api.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Memory Platform API",
+    "DESCRIPTION": (
+        "The REST interface of Memory Platform: the shared, governed memory of an organization's AI agents. "
+        "Authenticate with `Authorization: Bearer <token>` (the same tokens as MCP). Errors always have the "
+        'shape `{"error": {"code", "message", "details"}}`.'
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "MemoryStatusEnum": "memories.models.Status.choices",
+        "HealthEnum": [("ok", "ok"), ("degraded", "degraded")],
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "rest_api.schema.add_error_responses",
+    ],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}

@@ -8,7 +8,7 @@ from organizations.models import AuditEvent
 from organizations.principal import Principal
 
 
-def audit_record(
+def audit_event(
     *,
     principal: Principal,
     action: str,
@@ -17,7 +17,8 @@ def audit_record(
     reason: str = "",
     data: dict[str, Any] | None = None,
 ) -> AuditEvent:
-    return AuditEvent.objects.create(
+    """An unsaved event, for services that write many at once with ``bulk_create``."""
+    return AuditEvent(
         organization=principal.organization,
         action=action,
         target_type=target_type,
@@ -28,3 +29,19 @@ def audit_record(
         reason=reason or "",
         data=data or {},
     )
+
+
+def audit_record(
+    *,
+    principal: Principal,
+    action: str,
+    target_type: str,
+    target_id: object,
+    reason: str = "",
+    data: dict[str, Any] | None = None,
+) -> AuditEvent:
+    event = audit_event(
+        principal=principal, action=action, target_type=target_type, target_id=target_id, reason=reason, data=data
+    )
+    event.save()
+    return event

@@ -90,6 +90,10 @@ class LocalMiniLMProvider(EmbeddingProvider):
                 if self._threads:
                     options.intra_op_num_threads = self._threads
                 options.log_severity_level = 3
+                # Idle worker threads sleep rather than spin after each call: spinning burnt ~3x
+                # the CPU of a query embedding (29 ms against 8.5 ms) for ~2 ms less wall time,
+                # CPU the database and the other requests on the machine need.
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 session = onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
             except EmbeddingError as error:
                 self._set_state(ModelState.ERROR, str(error))

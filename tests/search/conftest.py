@@ -10,7 +10,7 @@ import pytest
 
 from memories.access import flush_access
 from memories.models import Memory
-from memories.search import SearchPage, SearchParams, memory_search, term_statistics
+from memories.search import SearchPage, SearchParams, memory_search, scope_sizes, term_statistics
 from organizations.principal import Principal
 
 
@@ -40,4 +40,5 @@ def ids_of(memories: Iterator[Memory] | list[Memory]) -> set[uuid.UUID]:
 def _fresh_search_state(db: Any) -> None:
     # Both are process state that outlives a test's rolled-back transaction.
     term_statistics.clear()
+    scope_sizes.clear()
     flush_access()

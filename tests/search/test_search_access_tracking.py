@@ -1,12 +1,14 @@
-"""Searching records access: counts and last-accessed times, written as one UPDATE for many memories."""
+"""Searching records access: counts and last-accessed times, written as one upsert for many memories
+into memories_memoryaccess (not into the memories' own rows), and read back through the memory."""
 
 from __future__ import annotations
 
+import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memories import access
-from memories.models import Memory
+from memories.models import Memory, MemoryAccess
 from tests.conftest import MemoryFactory, Tenant
 from tests.search.conftest import hit_ids, search
 
@@ -19,7 +21,8 @@ def test_search_hits_are_counted_after_a_flush(acme: Tenant, make_memory: Memory
     search(acme.agent, query="rollout step", mode="keyword")
     search(acme.agent, query="rollout step", mode="keyword")
     # Nothing is written per read: the tally waits for a flush.
-    assert set(Memory.objects.filter(pk__in=[m.pk for m in found]).values_list("access_count", flat=True)) == {0}
+    assert not MemoryAccess.objects.filter(memory__in=found).exists()
+    assert {Memory.objects.get(pk=m.pk).access_count for m in found} == {0}
     access.flush_access()
 
     for memory in found:
@@ -55,9 +58,12 @@ def test_a_flush_is_one_statement_however_many_memories(acme: Tenant, make_memor
         written = access.flush_access()
 
     assert written == 30
-    assert len(captured.captured_queries) == 1
-    assert captured.captured_queries[0]["sql"].startswith("UPDATE memories_memory")
-    assert Memory.objects.filter(organization=acme.organization, access_count=1).count() == 30
+    # One statement (inside the test's transaction, in a savepoint of its own).
+    statements = [q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"]]
+    assert len(statements) == 1
+    assert statements[0].lstrip().startswith("INSERT INTO memories_memoryaccess")
+    assert "UPDATE memories_memory " not in statements[0]
+    assert MemoryAccess.objects.filter(memory__organization=acme.organization, access_count=1).count() == 30
 
 
 def test_a_flush_with_nothing_read_writes_nothing(db: object) -> None:
@@ -65,3 +71,57 @@ def test_a_flush_with_nothing_read_writes_nothing(db: object) -> None:
         assert access.flush_access() == 0
 
     assert captured.captured_queries == []
+
+
+def test_counts_accumulate_over_flushes(acme: Tenant, make_memory: MemoryFactory) -> None:
+    memory = make_memory(current_content="Rollout step 1 is checked by hand.")
+    access.flush_access()
+
+    search(acme.agent, query="rollout", mode="keyword")
+    access.flush_access()
+    first = Memory.objects.get(pk=memory.pk).last_accessed_at
+    search(acme.agent, query="rollout", mode="keyword")
+    search(acme.agent, query="rollout", mode="keyword")
+    access.flush_access()
+
+    reloaded = Memory.objects.select_related("access").get(pk=memory.pk)
+    assert reloaded.access_count == 3
+    assert first is not None and reloaded.last_accessed_at is not None
+    assert reloaded.last_accessed_at >= first
+
+
+def test_a_flush_does_not_touch_the_memory_rows(acme: Tenant, make_memory: MemoryFactory) -> None:
+    memory = make_memory(current_content="Rollout step 1 is checked by hand.")
+    access.flush_access()
+    before = Memory.objects.filter(pk=memory.pk).values_list("version", "updated_at").get()
+
+    search(acme.agent, query="rollout", mode="keyword")
+    access.flush_access()
+
+    assert Memory.objects.filter(pk=memory.pk).values_list("version", "updated_at").get() == before
+    assert Memory.objects.get(pk=memory.pk).access_count == 1
+
+
+def test_a_memory_gone_before_the_flush_is_skipped(acme: Tenant, make_memory: MemoryFactory) -> None:
+    kept = make_memory(current_content="Rollout step 1 is checked by hand.")
+    gone = make_memory(current_content="Rollout step 2 is checked by hand.")
+    access.flush_access()
+    search(acme.agent, query="rollout", mode="keyword")
+    Memory.objects.filter(pk=gone.pk).delete()  # a hard delete (an organization removed, say)
+
+    assert access.flush_access() == 2
+    assert Memory.objects.get(pk=kept.pk).access_count == 1
+    assert not MemoryAccess.objects.filter(memory_id=gone.pk).exists()
+
+
+def test_a_refused_flush_does_not_break_the_callers_transaction(
+    acme: Tenant, make_memory: MemoryFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = make_memory(current_content="Rollout step 1 is checked by hand.")
+    access.flush_access()
+    search(acme.agent, query="rollout", mode="keyword")
+    monkeypatch.setattr(access, "_UPSERT", "INSERT INTO no_such_table VALUES (%s, %s, %s)")
+
+    assert access.flush_access(log_errors=False) == 0
+    # The surrounding transaction (the test's) still works.
+    assert Memory.objects.get(pk=memory.pk).access_count == 0

@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memories import access
-from memories.search import SearchPage, term_statistics
+from memories.search import SearchPage, scope_sizes, term_statistics
 from memories.services import memory_batch_create
 from tests.conftest import Tenant
 from tests.search.conftest import search
@@ -39,6 +39,7 @@ def _touch(page: SearchPage) -> list[Any]:
 
 def _queries(tenant: Tenant, **values: Any) -> tuple[int, int]:
     term_statistics.clear()  # the same cache state for every measurement
+    scope_sizes.clear()
     with CaptureQueriesContext(connection) as captured:
         page = search(tenant.agent, limit=100, **values)
         _touch(page)

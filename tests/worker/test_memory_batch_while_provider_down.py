@@ -46,3 +46,31 @@ def test_every_valid_entry_is_stored_pending_and_backfilled(
     assert set(stored.values_list("embedding_status", flat=True)) == {EmbeddingStatus.READY}
     assert set(stored.values_list("embedding_model", flat=True)) == {real_provider.name}
     assert not stored.filter(embedding__isnull=True).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_large_batch_is_stored_pending_and_backfilled_too(
+    acme: Tenant,
+    real_provider: EmbeddingProvider,
+    provider_down: OpenAICompatibleProvider,
+    backfills: list[list[str]],
+) -> None:
+    # Large enough to be embedded in two halves, the second while the first is written.
+    entries = [
+        {"scope_type": "organization", "memory_type": "fact", "current_content": f"Service {n} deploys on Fridays."}
+        for n in range(40)
+    ]
+
+    with transaction.atomic():
+        results = memory_batch_create(principal=acme.agent, entries=entries)
+
+    assert all(r.ok for r in results)
+    created = {str(r.memory.pk) for r in results if r.memory is not None}
+    stored = Memory.objects.filter(organization=acme.organization)
+    assert set(stored.values_list("embedding_status", flat=True)) == {EmbeddingStatus.PENDING}
+    assert {memory_id for batch in backfills for memory_id in batch} == created
+
+    reset_provider(real_provider)
+    for batch in backfills:
+        memory_embed_pending.apply(args=[batch])
+    assert set(stored.values_list("embedding_status", flat=True)) == {EmbeddingStatus.READY}

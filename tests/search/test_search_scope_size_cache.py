@@ -1,0 +1,94 @@
+"""Whether a scope is small enough to scan exactly is counted once and remembered briefly per
+organization; any write to the organization's memories makes the next search count again."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from memories.search import scope_sizes
+from memories.services import memory_batch_create, memory_delete
+from tests.conftest import MemoryFactory, Tenant
+from tests.search.conftest import search
+
+
+def _run(tenant: Tenant, query: str = "deployment pipeline") -> list[str]:
+    with CaptureQueriesContext(connection) as captured:
+        search(tenant.agent, query=query, mode="vector")
+    return [q["sql"] for q in captured.captured_queries]
+
+
+def _counted(statements: list[str]) -> bool:
+    return any("COUNT(*)" in sql.upper() for sql in statements)
+
+
+def _hnsw(statements: list[str]) -> bool:
+    return any("hnsw.ef_search" in sql for sql in statements)
+
+
+def test_the_count_has_no_order_by(acme: Tenant, make_memory: MemoryFactory) -> None:
+    make_memory()
+    counts = [sql for sql in _run(acme) if "COUNT(*)" in sql.upper()]
+    assert len(counts) == 1
+    assert "ORDER BY" not in counts[0].upper()  # the model's ordering would sort the whole scope
+
+
+def test_the_answer_is_reused_until_the_organization_writes(acme: Tenant, make_memory: MemoryFactory) -> None:
+    make_memory()
+    assert _counted(_run(acme))
+    assert not _counted(_run(acme))
+    assert not _counted(_run(acme, "another question"))  # the same scope, another query
+
+    make_memory()
+    assert _counted(_run(acme))
+
+
+def test_a_delete_and_a_batch_forget_it_too(acme: Tenant, make_memory: MemoryFactory) -> None:
+    memory = make_memory()
+    make_memory()
+    _run(acme)
+    memory_delete(principal=acme.agent, memory_id=memory.pk)
+    assert _counted(_run(acme))
+    memory_batch_create(
+        principal=acme.agent,
+        entries=[{"scope_type": "organization", "memory_type": "fact", "current_content": "Deploys are blue-green."}],
+    )
+    assert _counted(_run(acme))
+
+
+def test_another_organizations_write_keeps_it(acme: Tenant, globex: Tenant, make_memory: MemoryFactory) -> None:
+    make_memory()
+    _run(acme)
+    make_memory(principal=globex.agent)
+    assert not _counted(_run(acme))
+
+
+def test_other_filters_are_counted_on_their_own(acme: Tenant, make_memory: MemoryFactory) -> None:
+    make_memory()
+    _run(acme)
+    with CaptureQueriesContext(connection) as captured:
+        search(acme.agent, query="deployment pipeline", mode="vector", filters={"memory_type": "decision_log"})
+    assert _counted([q["sql"] for q in captured.captured_queries])
+
+
+def test_a_scope_that_grows_past_the_limit_moves_to_the_index(
+    acme: Tenant, make_memory: MemoryFactory, settings: Any
+) -> None:
+    settings.SEARCH_EXACT_SCAN_LIMIT = 2
+    make_memory()
+    make_memory()
+    assert not _hnsw(_run(acme))  # two rows: exact
+    make_memory()
+    assert _hnsw(_run(acme))  # three: the HNSW index, without waiting for the cache to expire
+
+
+def test_an_expired_answer_is_counted_again(
+    acme: Tenant, make_memory: MemoryFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_memory()
+    _run(acme)
+    monkeypatch.setattr(scope_sizes, "ttl_seconds", 0.0)
+    assert _counted(_run(acme))
