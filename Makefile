@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: run test install install-dev lint typecheck format clean-db inspector-check help
+.PHONY: run test install install-dev lint typecheck format clean-db inspector-check api-check help
 
 help:
 	@echo "make run    install, start the embedded database, migrate and serve on http://127.0.0.1:8000"
@@ -50,3 +50,8 @@ clean-db: install
 # An independent MCP client (the MCP Inspector CLI, pinned in scripts/inspector) against a live server.
 inspector-check: install
 	$(PY) scripts/inspector_check.py
+
+# An independent REST client (Schemathesis, pinned in requirements-dev.txt) fuzzing a live server against
+# its own OpenAPI schema: no 5xx, no response outside the schema, no invalid input accepted, no auth bypass.
+api-check: install-dev
+	$(PY) scripts/api_check.py

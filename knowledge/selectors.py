@@ -40,6 +40,63 @@ def links_for_memories(principal: Principal, memory_ids: list[Any]) -> dict[Any,
     return result
 
 
+def memory_links(principal: Principal, memory_id: Any) -> list[MemoryLink]:
+    """The active links of one visible memory, both directions, whose other end is visible too."""
+    memory = memory_get_many(principal, [memory_id])
+    if not memory:
+        raise NotFound(f"memory {memory_id} not found")
+    pk = memory[0].pk
+    visible = memory_visible_queryset(principal).values("pk")
+    return list(
+        MemoryLink.objects.filter(organization=principal.organization, removed_at__isnull=True)
+        .filter(Q(source_id=pk, target_id__in=visible) | Q(target_id=pk, source_id__in=visible))
+        .order_by("created_at", "pk")
+    )
+
+
+def link_get(principal: Principal, link_id: Any) -> MemoryLink:
+    """An active link of the organization whose two ends the principal can see."""
+    try:
+        pk = int(link_id)
+    except (TypeError, ValueError):
+        raise NotFound(f"link {link_id} not found") from None
+    visible = memory_visible_queryset(principal).values("pk")
+    link = MemoryLink.objects.filter(
+        organization=principal.organization,
+        removed_at__isnull=True,
+        pk=pk,
+        source_id__in=visible,
+        target_id__in=visible,
+    ).first()
+    if link is None:
+        raise NotFound(f"link {link_id} not found")
+    return link
+
+
+def entity_get(principal: Principal, entity_id: Any) -> Entity:
+    try:
+        pk = int(entity_id)
+    except (TypeError, ValueError):
+        raise NotFound(f"entity {entity_id} not found") from None
+    entity = Entity.objects.filter(organization=principal.organization, pk=pk).prefetch_related("aliases").first()
+    if entity is None:
+        raise NotFound(f"entity {entity_id} not found")
+    return entity
+
+
+def entity_list(principal: Principal, *, name: str = "", after: int = 0, limit: int = 50) -> list[Entity]:
+    """The organization's entities by id; ``name`` keeps those with an alias containing it."""
+    queryset = Entity.objects.filter(organization=principal.organization, pk__gt=after)
+    if name.strip():
+        normalized = " ".join(name.split()).casefold()
+        queryset = queryset.filter(
+            pk__in=EntityAlias.objects.filter(
+                organization=principal.organization, normalized__contains=normalized
+            ).values("entity_id")
+        )
+    return list(queryset.prefetch_related("aliases").order_by("pk")[:limit])
+
+
 # --- memory graph ------------------------------------------------------------------------------
 
 GRAPH_MAX_HOPS = 5

@@ -110,7 +110,7 @@ def _normalize(name: str) -> str:
 def _name(value: Any, field: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(f"{field} must be a non-empty name", details={"field": field})
-    cleaned = " ".join(value.split())
+    cleaned = " ".join(validation.without_nul(value, field).split())
     if len(cleaned) > NAME_MAX:
         raise ValidationError(f"{field} is longer than {NAME_MAX} characters", details={"field": field})
     return cleaned
@@ -162,7 +162,7 @@ def entity_add_alias(*, principal: Principal, entity_name: Any, alias: Any) -> E
 def _predicate(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationError("predicate must be a non-empty name, e.g. 'works_on'", details={"field": "predicate"})
-    cleaned = "_".join(value.strip().lower().split())
+    cleaned = "_".join(_name(value, "predicate").lower().split())
     if len(cleaned) > 100:
         raise ValidationError("predicate is longer than 100 characters", details={"field": "predicate"})
     return cleaned

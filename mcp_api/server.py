@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.db import DataError
 from mcp.server.fastmcp.prompts.base import Prompt
 from mcp.server.fastmcp.resources import FunctionResource
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -63,6 +64,9 @@ def _invoke(fn: Callable[..., Any], kwargs: dict[str, Any]) -> CallToolResult:
         return _result(fn(current_principal(), **kwargs))
     except DomainError as error:
         return error_result(error.message)
+    except DataError as error:
+        # A value the database cannot store that no check caught (e.g. a NUL character).
+        return error_result(f"invalid value: {str(error).splitlines()[0]}")
     except Exception:
         logger.exception("MCP tool %s failed", fn.__name__)
         return error_result("The server hit an internal error and logged it; retry, or report it if it persists.")

@@ -1,11 +1,42 @@
+from typing import Any
+
 from django.contrib import admin
-from django.urls import path
+from django.http import HttpRequest, HttpResponse
+from django.urls import include, path
+from django.views import defaults
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from mcp_api.views import mcp_endpoint
 from memory_platform.views import healthz
+from rest_api.errors import json_bad_request, json_not_found, json_server_error
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("mcp", mcp_endpoint, name="mcp"),
+    path("api/v1/", include("rest_api.urls")),
+    # Log in and out of the browsable API (any member, not only admin staff).
+    path("api/auth/", include("rest_framework.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]
+
+API_PREFIXES = ("/api/", "/mcp")
+
+
+def handler404(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if request.path.startswith(API_PREFIXES):
+        return json_not_found(request, exception)
+    return defaults.page_not_found(request, exception)
+
+
+def handler400(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if request.path.startswith(API_PREFIXES):
+        return json_bad_request(request, exception)
+    return defaults.bad_request(request, exception)
+
+
+def handler500(request: HttpRequest, *args: Any) -> HttpResponse:
+    if request.path.startswith(API_PREFIXES):
+        return json_server_error(request)
+    return defaults.server_error(request)

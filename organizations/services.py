@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from memory_platform.exceptions import AuthenticationFailed, Conflict, NotFound, ValidationError
@@ -58,14 +59,16 @@ def organization_create(*, slug: str, name: str = "", operator: str = "manage.py
 
 
 @transaction.atomic
-def repository_get_or_create(*, principal: Principal, slug: str) -> Repository:
+def repository_get_or_create(*, principal: Principal, slug: str, name: str = "") -> Repository:
     """Repositories come into being the first time a writer names one."""
     _validate_slug(slug, "repository")
     repository = Repository.objects.filter(organization=principal.organization, slug=slug).first()
     if repository is not None:
         return repository
     principal.require(Role.AGENT, "creating a repository")
-    repository, created = Repository.objects.get_or_create(organization=principal.organization, slug=slug)
+    repository, created = Repository.objects.get_or_create(
+        organization=principal.organization, slug=slug, defaults={"name": name}
+    )
     if created:
         audit_record(
             principal=principal,
@@ -135,6 +138,8 @@ def token_create(
 def token_revoke(*, principal: Principal, prefix: str) -> ApiToken:
     principal.require(Role.ADMIN, "revoking API tokens")
     prefix = prefix.removeprefix("mp_").split("_", 1)[0]
+    if not prefix.isalnum():
+        raise NotFound(f"no token with prefix '{prefix}' in {principal.organization.slug}")
     token = ApiToken.objects.select_for_update().filter(organization=principal.organization, prefix=prefix).first()
     if token is None:
         raise NotFound(f"no token with prefix '{prefix}' in {principal.organization.slug}")
@@ -200,3 +205,30 @@ def principal_for_user(*, user: User, organization: Organization) -> Principal:
     if membership is None:
         raise NotFound(f"organization '{organization.slug}' not found")
     return Principal(organization=organization, role=membership.role, user=user)
+
+
+def repository_list(principal: Principal) -> QuerySet[Repository]:
+    return Repository.objects.filter(organization=principal.organization).order_by("slug")
+
+
+def repository_get(principal: Principal, slug: str) -> Repository:
+    repository = Repository.objects.filter(organization=principal.organization, slug=slug).first()
+    if repository is None:
+        raise NotFound(f"repository '{slug}' not found in {principal.organization.slug}")
+    return repository
+
+
+def token_list(principal: Principal) -> QuerySet[ApiToken]:
+    """The organization's tokens, newest first, for its admins (never their secrets: only hashes exist)."""
+    principal.require(Role.ADMIN, "listing API tokens")
+    return ApiToken.objects.filter(organization=principal.organization).select_related("user").order_by("-created_at")
+
+
+def member_by_username(principal: Principal, username: str) -> User:
+    """A member of the principal's organization, by username (for tokens that act for a person)."""
+    user = User.objects.filter(username=username, memberships__organization=principal.organization).first()
+    if user is None:
+        raise ValidationError(
+            f"user '{username}' is not a member of {principal.organization.slug}", details={"field": "user"}
+        )
+    return user

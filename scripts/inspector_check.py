@@ -1,7 +1,7 @@
 """Check the live MCP server with an independent client: the MCP Inspector CLI.
 
 Starts the platform on a free loopback port (its embedded database), creates a throwaway
-organization and token, then asks the Inspector for tools/list, a tools/call, resources/read
+organization and token (deleted afterwards), then asks the Inspector for tools/list, a tools/call, resources/read
 and prompts/get over Streamable HTTP with the bearer token. Exits non-zero if any of them fails.
 
     .venv/bin/python scripts/inspector_check.py
@@ -10,33 +10,16 @@ and prompts/get over Streamable HTTP with the bearer token. Exits non-zero if an
 from __future__ import annotations
 
 import json
-import os
-import secrets
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from live_server import ROOT, live_server, scratch_organization
+
 INSPECTOR_DIR = ROOT / "scripts" / "inspector"
-PYTHON = sys.executable
 
 
 def _expect(condition: bool, what: str) -> None:
     if not condition:
         raise SystemExit(f"inspector check failed: {what}")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _manage(*args: str) -> str:
-    return subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, check=True, capture_output=True, text=True).stdout
 
 
 def _inspector(url: str, token: str, *args: str) -> dict:
@@ -59,56 +42,36 @@ def _inspector(url: str, token: str, *args: str) -> dict:
 def main() -> None:
     if not (INSPECTOR_DIR / "node_modules" / ".bin" / "mcp-inspector").exists():
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=INSPECTOR_DIR, check=True)  # noqa: S607
-    _manage("migrate", "--noinput", "-v", "0")
-    slug = f"inspector-{secrets.token_hex(4)}"
-    token = json.loads(_manage("create_organization", slug, "--token-role", "agent", "--json"))["token"]
-    port = _free_port()
-    server = subprocess.Popen(
-        [PYTHON, "-m", "uvicorn", "memory_platform.asgi:application", "--port", str(port), "--lifespan", "off"],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ},
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        for _ in range(120):
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
-                    break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            raise SystemExit("the server did not answer /healthz")
+    with scratch_organization("inspector", role="agent") as (slug, token), live_server() as base:
+        _check(f"{base}/mcp", slug, token)
 
-        tools = _inspector(url, token, "--method", "tools/list")
-        names = {tool["name"] for tool in tools["tools"]}
-        _expect({"memory-write", "memory-search", "memory-link"} <= names, repr(names))
-        written = _inspector(
-            url,
-            token,
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "memory-write",
-            "--tool-arg",
-            f"organization={slug}",
-            "scope_type=organization",
-            "memory_type=business_rule",
-            "current_content=All deployments must pass acceptance tests.",
-        )
-        _expect(not written.get("isError"), repr(written))
-        memory = json.loads(written["content"][0]["text"])
-        _expect(memory["organization"] == slug and memory["status"] == "draft", repr(memory))
-        index = _inspector(url, token, "--method", "resources/read", "--uri", "memory://index")
-        entries = json.loads(index["contents"][0]["text"])
-        _expect(entries and "current_content" not in entries[0], repr(entries))
-        prompt = _inspector(url, token, "--method", "prompts/get", "--prompt-name", "memory-agent-core")
-        _expect("Memory MCP Server" in prompt["messages"][0]["content"]["text"], "prompt text")
-        print(f"MCP Inspector CLI: tools/list ({len(names)} tools), tools/call, resources/read, prompts/get: ok")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+
+def _check(url: str, slug: str, token: str) -> None:
+    tools = _inspector(url, token, "--method", "tools/list")
+    names = {tool["name"] for tool in tools["tools"]}
+    _expect({"memory-write", "memory-search", "memory-link"} <= names, repr(names))
+    written = _inspector(
+        url,
+        token,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "memory-write",
+        "--tool-arg",
+        f"organization={slug}",
+        "scope_type=organization",
+        "memory_type=business_rule",
+        "current_content=All deployments must pass acceptance tests.",
+    )
+    _expect(not written.get("isError"), repr(written))
+    memory = json.loads(written["content"][0]["text"])
+    _expect(memory["organization"] == slug and memory["status"] == "draft", repr(memory))
+    index = _inspector(url, token, "--method", "resources/read", "--uri", "memory://index")
+    entries = json.loads(index["contents"][0]["text"])
+    _expect(entries and "current_content" not in entries[0], repr(entries))
+    prompt = _inspector(url, token, "--method", "prompts/get", "--prompt-name", "memory-agent-core")
+    _expect("Memory MCP Server" in prompt["messages"][0]["content"]["text"], "prompt text")
+    print(f"MCP Inspector CLI: tools/list ({len(names)} tools), tools/call, resources/read, prompts/get: ok")
 
 
 if __name__ == "__main__":

@@ -62,6 +62,7 @@ class Command(BaseCommand):
             "Memory Platform is ready.",
             f"  Admin:   {base}/admin/",
             f"  MCP:     {base}/mcp",
+            f"  REST:    {base}/api/v1/  (docs {base}/api/docs/, schema {base}/api/schema/)",
             f"  Health:  {base}/healthz",
             f"  Database: {database}",
             *notes,

@@ -1,11 +1,12 @@
-"""memory-search latency through the real MCP Streamable HTTP transport.
+"""Search latency through the real interfaces: MCP Streamable HTTP and the REST API.
 
 Loads the synthetic corpus of bench/ingest.py (N memories over many organizations) into a
-throwaway database, starts the ASGI server on a loopback port against it, and times
-`memory-search` calls made with the official MCP client (one session, sequential calls),
-for the large tenant and the tiny one. Times include HTTP, JSON-RPC, auth and query embedding.
+throwaway database, starts the ASGI server on a loopback port against it, and times, for the
+large tenant and the tiny one, sequential searches (limit 10) through each interface:
+`memory-search` with the official MCP client (one session) and POST /api/v1/memories/search/
+with one keep-alive HTTP client. Times include HTTP, JSON-RPC or DRF, auth and query embedding.
 
-    python bench/mcp_search.py --memories 10000 --queries 100 --json bench/results/mcp_search.json
+    python bench/interface_search.py --memories 10000 --queries 100 --json bench/results/interface_search.json
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def _database_url() -> str:
     return f"postgresql://{settings['USER']}@/{settings['NAME']}?host={settings['HOST']}"
 
 
-async def _time_calls(url: str, token: str, queries: list[str]) -> list[float]:
+async def _time_mcp(url: str, token: str, queries: list[str]) -> list[float]:
     from mcp import ClientSession
     from mcp.client.streamable_http import streamablehttp_client
 
@@ -55,6 +56,22 @@ async def _time_calls(url: str, token: str, queries: list[str]) -> list[float]:
             times.append(time.perf_counter() - started)
             if result.isError:
                 raise SystemExit(f"memory-search failed: {result.content[0].text}")
+    return times
+
+
+def _time_rest(base: str, token: str, queries: list[str]) -> list[float]:
+    import httpx
+
+    times = []
+    url = f"{base}/api/v1/memories/search/"
+    with httpx.Client(headers={"Authorization": f"Bearer {token}"}, timeout=30) as client:
+        client.post(url, json={"query": "warm up", "limit": 10}).raise_for_status()
+        for query in queries:
+            started = time.perf_counter()
+            response = client.post(url, json={"query": query, "limit": 10})
+            times.append(time.perf_counter() - started)
+            if response.status_code != 200:
+                raise SystemExit(f"REST search failed: {response.status_code} {response.text}")
     return times
 
 
@@ -77,7 +94,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             principal=Principal.for_operator(organization, "bench"), role="agent", name="bench"
         ).raw
     port = _free_port()
-    env = {**os.environ, "DATABASE_URL": _database_url(), "RUN_WORKER": "0"}
+    # Fuzzing-free measurement: the per-token rate limit must not throttle the bench.
+    env = {**os.environ, "DATABASE_URL": _database_url(), "RUN_WORKER": "0", "API_THROTTLE_RATE": ""}
     server = subprocess.Popen(
         [
             sys.executable,
@@ -101,21 +119,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     break
             except OSError:
                 time.sleep(0.5)
-        url = f"http://127.0.0.1:{port}/mcp"
-        by_tenant = {}
-        all_times: list[float] = []
-        for tenant in measured:
-            times = asyncio.run(_time_calls(url, tokens[tenant.slug], tenant_queries(tenant, args.queries)))
-            by_tenant[tenant.role] = {"rows": tenant.rows, **summary_ms(times)}
-            all_times += times
+        base = f"http://127.0.0.1:{port}"
+        results: dict[str, Any] = {}
+        for interface in args.interfaces:
+            by_tenant = {}
+            all_times: list[float] = []
+            for tenant in measured:
+                queries = tenant_queries(tenant, args.queries)
+                if interface == "mcp":
+                    times = asyncio.run(_time_mcp(f"{base}/mcp", tokens[tenant.slug], queries))
+                else:
+                    times = _time_rest(base, tokens[tenant.slug], queries)
+                by_tenant[tenant.role] = {"rows": tenant.rows, **summary_ms(times)}
+                all_times += times
+            results[interface] = {"overall": summary_ms(all_times), "by_tenant": by_tenant}
     finally:
         server.terminate()
         server.wait(timeout=30)
     return {
-        "benchmark": "mcp_search",
+        "benchmark": "interface_search",
         "memories": args.memories,
-        "transport": "streamable-http",
-        "search_ms": {"overall": summary_ms(all_times), "by_tenant": by_tenant},
+        "search_ms": results,
         "load_average": os.getloadavg(),
     }
 
@@ -124,17 +148,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--memories", type=int, default=10000)
     parser.add_argument("--queries", type=int, default=100, help="Queries per measured tenant.")
+    parser.add_argument(
+        "--interfaces", nargs="+", choices=["mcp", "rest"], default=["mcp", "rest"], help="Which to measure."
+    )
     parser.add_argument("--json", dest="json_out", default=None)
     args = parser.parse_args()
-    with bench_database("mcp_search"):
+    with bench_database("interface_search"):
         result = run(args)
-    rows = [
-        [role, row["rows"], row["p50"], row["p95"], row["n"]] for role, row in result["search_ms"]["by_tenant"].items()
-    ]
-    overall = result["search_ms"]["overall"]
-    rows.append(["overall", args.memories, overall["p50"], overall["p95"], overall["n"]])
+    rows = []
+    for interface, measured in result["search_ms"].items():
+        for role, row in measured["by_tenant"].items():
+            rows.append([interface, role, row["rows"], row["p50"], row["p95"], row["n"]])
+        overall = measured["overall"]
+        rows.append([interface, "overall", args.memories, overall["p50"], overall["p95"], overall["n"]])
     print_table(
-        f"memory-search over MCP HTTP ({args.memories} memories, ms)", ["tenant", "rows", "p50", "p95", "n"], rows
+        f"search over HTTP ({args.memories} memories, ms)", ["interface", "tenant", "rows", "p50", "p95", "n"], rows
     )
     write_json(args.json_out, result)
 

@@ -1,0 +1,41 @@
+"""Routes of /api/v1/ (namespace "api")."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from rest_api.views import knowledge, memories, organization
+
+app_name = "api"
+
+urlpatterns = [
+    path("memories/", memories.MemoryListView.as_view(), name="memory-list"),
+    path("memories/search/", memories.MemorySearchView.as_view(), name="memory-search"),
+    path("memories/batch/", memories.MemoryBatchView.as_view(), name="memory-batch"),
+    path("memories/<uuid:memory_id>/", memories.MemoryDetailView.as_view(), name="memory-detail"),
+    path("memories/<uuid:memory_id>/versions/", memories.MemoryVersionsView.as_view(), name="memory-versions"),
+    path("memories/<uuid:memory_id>/links/", memories.MemoryLinksView.as_view(), name="memory-links"),
+    path("memories/<uuid:memory_id>/graph/", memories.MemoryGraphView.as_view(), name="memory-graph"),
+    path("memories/<uuid:memory_id>/verify/", memories.MemoryVerifyView.as_view(), name="memory-verify"),
+    path("memories/<uuid:memory_id>/lock/", memories.MemoryLockView.as_view(), name="memory-lock"),
+    path("memories/<uuid:memory_id>/unlock/", memories.MemoryUnlockView.as_view(), name="memory-unlock"),
+    path("memories/<uuid:memory_id>/deprecate/", memories.MemoryDeprecateView.as_view(), name="memory-deprecate"),
+    path("memories/<uuid:memory_id>/restore/", memories.MemoryRestoreView.as_view(), name="memory-restore"),
+    path("memories/<uuid:memory_id>/invalidate/", memories.MemoryInvalidateView.as_view(), name="memory-invalidate"),
+    path("links/", knowledge.LinkCreateView.as_view(), name="link-list"),
+    path("links/<int:pk>/", knowledge.LinkDetailView.as_view(), name="link-detail"),
+    path("triples/", knowledge.TripleListView.as_view(), name="triple-list"),
+    path("triples/<int:pk>/invalidate/", knowledge.TripleInvalidateView.as_view(), name="triple-invalidate"),
+    path("entities/", knowledge.EntityListView.as_view(), name="entity-list"),
+    path("entities/<int:pk>/", knowledge.EntityDetailView.as_view(), name="entity-detail"),
+    path("entities/<int:pk>/aliases/", knowledge.EntityAliasView.as_view(), name="entity-aliases"),
+    path("entities/<int:pk>/related/", knowledge.EntityRelatedView.as_view(), name="entity-related"),
+    path("repositories/", organization.RepositoryListView.as_view(), name="repository-list"),
+    path("repositories/<slug:slug>/", organization.RepositoryDetailView.as_view(), name="repository-detail"),
+    path("tokens/", organization.TokenListView.as_view(), name="token-list"),
+    # slug: prefixes are hex; anything else (a NUL byte included) never reaches the database.
+    path("tokens/<slug:prefix>/", organization.TokenDetailView.as_view(), name="token-detail"),
+    path("texts/", organization.TextListView.as_view(), name="text-list"),
+    path("texts/<str:key>/", organization.TextDetailView.as_view(), name="text-detail"),
+    path("status/", organization.StatusView.as_view(), name="status"),
+]

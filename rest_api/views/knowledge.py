@@ -1,0 +1,230 @@
+"""/api/v1/links/, /triples/ and /entities/: the knowledge graph."""
+
+from __future__ import annotations
+
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from knowledge import selectors, services
+from rest_api import serializers as s
+from rest_api.views.base import ApiView, created_or_found
+
+# drf-spectacular names the <int:pk> path segment "id" (SCHEMA_COERCE_PATH_PK): describe that one,
+# or the schema gets a second, required "pk" path parameter that no URL has.
+IdParameter = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH)
+
+
+class LinkCreateView(ApiView):
+    @extend_schema(
+        tags=["links"],
+        operation_id="links_create",
+        summary="Link two memories",
+        description="Linking twice changes nothing: the existing link comes back with 200 instead of 201.",
+        request=s.LinkCreateSerializer,
+        responses={201: s.LinkSerializer, 200: s.LinkSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        data = self.body(s.LinkCreateSerializer)
+        started = timezone.now()
+        link = services.link_create(
+            principal=self.principal,
+            source_id=data["source_id"],
+            target_id=data["target_id"],
+            relation_type=data.get("relation_type"),
+        )
+        code = created_or_found(link.created_at, started)
+        return Response(s.LinkSerializer(link).data, status=code)
+
+
+class LinkDetailView(ApiView):
+    @extend_schema(
+        tags=["links"],
+        operation_id="links_destroy",
+        summary="Remove a link",
+        description="The link is kept, marked removed, for the audit trail.",
+        parameters=[IdParameter],
+        responses={204: None},
+    )
+    def delete(self, request: Request, pk: int) -> Response:
+        link = selectors.link_get(self.principal, pk)
+        services.link_remove(
+            principal=self.principal,
+            source_id=link.source_id,
+            target_id=link.target_id,
+            relation_type=link.relation_type,
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TripleListView(ApiView):
+    @extend_schema(
+        tags=["facts"],
+        operation_id="triples_query",
+        summary="Facts about a subject",
+        description=(
+            "Facts true now, true at `as_of`, or with `history=true` every record including replaced and "
+            "invalidated ones. An unknown subject has no facts (an empty list, not a 404)."
+        ),
+        parameters=[s.TripleQuerySerializer],
+        responses={200: s.TripleListSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        query = self.query(s.TripleQuerySerializer)
+        entity, triples = selectors.triple_query(
+            self.principal,
+            subject=query["subject"],
+            predicate=query.get("predicate"),
+            object=query.get("object"),
+            as_of=query.get("as_of"),
+            include_history=query["history"],
+        )
+        return Response(
+            {
+                "subject": entity.name if entity else query["subject"],
+                "results": s.TripleSerializer(triples, many=True).data,
+            }
+        )
+
+    @extend_schema(
+        tags=["facts"],
+        operation_id="triples_assert",
+        summary="Assert a fact",
+        description=(
+            "Record (subject, predicate, object) as true from `valid_from` (default now). The fact open for the "
+            "same subject and predicate ends where this one starts, unless the predicate is multi-valued. "
+            "Asserting what is already believed returns it (200)."
+        ),
+        request=s.TripleAssertSerializer,
+        responses={201: s.TripleSerializer, 200: s.TripleSerializer},
+        examples=[
+            OpenApiExample(
+                "Who owns a service",
+                value={"subject": "payments-api", "predicate": "owned_by", "object": "Team Atlas"},
+                request_only=True,
+            )
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        data = self.body(s.TripleAssertSerializer)
+        started = timezone.now()
+        triple = services.triple_assert(principal=self.principal, **data)
+        code = created_or_found(triple.recorded_at, started)
+        return Response(s.TripleSerializer(triple).data, status=code)
+
+
+class TripleInvalidateView(ApiView):
+    @extend_schema(
+        tags=["facts"],
+        operation_id="triples_invalidate",
+        summary="Invalidate a fact",
+        description="It ends now and stays in the history, with the reason and optionally its successor.",
+        parameters=[IdParameter],
+        request=s.TripleInvalidateSerializer,
+        responses={200: s.TripleSerializer},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        data = self.body(s.TripleInvalidateSerializer)
+        triple = services.triple_invalidate(
+            principal=self.principal, triple_id=pk, reason=data["reason"], successor_id=data.get("successor_id")
+        )
+        return Response(s.TripleSerializer(triple).data)
+
+
+class EntityListView(ApiView):
+    @extend_schema(
+        tags=["entities"],
+        operation_id="entities_list",
+        summary="List entities",
+        parameters=[s.EntityListQuerySerializer],
+        responses={200: s.EntityPageSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        query = self.query(s.EntityListQuerySerializer)
+        limit = query["limit"]
+        entities = selectors.entity_list(
+            self.principal, name=query.get("name", ""), after=query["cursor"], limit=limit + 1
+        )
+        more = len(entities) > limit
+        entities = entities[:limit]
+        return Response(
+            {
+                "results": s.EntitySerializer(entities, many=True).data,
+                "next_cursor": entities[-1].pk if more else None,
+            }
+        )
+
+    @extend_schema(
+        tags=["entities"],
+        operation_id="entities_create",
+        summary="Find or create an entity",
+        description="Returns the entity known by this name or alias (200), or creates it (201).",
+        request=s.EntityCreateSerializer,
+        responses={201: s.EntitySerializer, 200: s.EntitySerializer},
+    )
+    def post(self, request: Request) -> Response:
+        data = self.body(s.EntityCreateSerializer)
+        started = timezone.now()
+        entity = services.entity_resolve(
+            principal=self.principal, name=data["name"], entity_type=data.get("entity_type", "")
+        )
+        assert entity is not None  # noqa: S101 - entity_resolve creates when asked to
+        code = created_or_found(entity.created_at, started)
+        return Response(s.EntitySerializer(selectors.entity_get(self.principal, entity.pk)).data, status=code)
+
+
+class EntityDetailView(ApiView):
+    @extend_schema(
+        tags=["entities"],
+        operation_id="entities_retrieve",
+        summary="Get an entity",
+        parameters=[IdParameter],
+        responses={200: s.EntitySerializer},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(s.EntitySerializer(selectors.entity_get(self.principal, pk)).data)
+
+
+class EntityAliasView(ApiView):
+    @extend_schema(
+        tags=["entities"],
+        operation_id="entities_add_alias",
+        summary="Add an alias",
+        description="Another name the entity is known by; 409 if it already names another entity.",
+        parameters=[IdParameter],
+        request=s.AliasSerializer,
+        responses={200: s.EntitySerializer},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        data = self.body(s.AliasSerializer)
+        entity = selectors.entity_get(self.principal, pk)
+        services.entity_add_alias(principal=self.principal, entity_name=entity.name, alias=data["alias"])
+        return Response(s.EntitySerializer(selectors.entity_get(self.principal, pk)).data)
+
+
+class EntityRelatedView(ApiView):
+    @extend_schema(
+        tags=["entities"],
+        operation_id="entities_related",
+        summary="Related entities",
+        description="Entities connected through current facts, up to `depth` steps, with the facts between them.",
+        parameters=[IdParameter, s.RelatedQuerySerializer],
+        responses={200: s.RelatedSerializer},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        query = self.query(s.RelatedQuerySerializer)
+        entity = selectors.entity_get(self.principal, pk)
+        _, related, facts, truncated = selectors.entity_related(
+            self.principal, name=entity.name, depth=query["depth"], direction=query["direction"]
+        )
+        return Response(
+            {
+                "entity": entity.name,
+                "related": [{"name": e.name, "entity_type": e.entity_type, "hops": hops} for e, hops in related],
+                "facts": s.TripleSerializer(facts, many=True).data,
+                "truncated": truncated,
+            }
+        )

@@ -1,0 +1,404 @@
+"""/api/v1/memories/: CRUD, search, batch, history and the curation actions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.urls import reverse
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from knowledge.selectors import memory_graph, memory_links
+from memories import selectors, services, validation
+from memories.models import Memory
+from memories.search import SearchPage, SearchParams, memory_search
+from memory_platform.exceptions import DomainError
+from rest_api import serializers as s
+from rest_api.views.base import ApiView, created_or_found
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+IdempotencyKeyParameter = OpenApiParameter(
+    IDEMPOTENCY_HEADER,
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    description=(
+        "Makes a retried create safe: the same key with the same content returns the memory created the first "
+        "time (200); the same key with other content is a 409."
+    ),
+)
+MemoryIdParameter = OpenApiParameter("memory_id", OpenApiTypes.UUID, OpenApiParameter.PATH)
+TAG = ["memories"]
+
+
+def memory_data(memory: Memory) -> dict[str, Any]:
+    return dict(s.MemorySerializer(memory).data)
+
+
+def page_data(page: SearchPage) -> dict[str, Any]:
+    results = []
+    for hit in page.hits:
+        results.append({**memory_data(hit.memory), "relevance": hit.relevance, "similarity": hit.vector_similarity})
+    return {"results": results, "next_cursor": page.next_cursor, "mode": page.mode.value, "warning": page.degraded}
+
+
+def _header_key(request: Request, room: int = 0) -> str | None:
+    """The Idempotency-Key header, checked like the body's idempotency_key (400 when unusable).
+
+    ``room``: characters a batch appends (':<index>') that must still fit the key's limit.
+    """
+    header = request.headers.get(IDEMPOTENCY_HEADER)
+    if header is None:
+        return None
+    limit = validation.IDEMPOTENCY_KEY_MAX_CHARS - room
+    if not header.strip() or len(header) > limit:
+        raise serializers.ValidationError(
+            {IDEMPOTENCY_HEADER: [f"the {IDEMPOTENCY_HEADER} header must be 1 to {limit} characters"]}
+        )
+    return header
+
+
+def _idempotency_key(request: Request, body_key: str | None) -> str | None:
+    header = _header_key(request)
+    if header is not None and body_key is not None and header != body_key:
+        raise serializers.ValidationError(
+            {"idempotency_key": [f"differs from the {IDEMPOTENCY_HEADER} header; send one of them"]}
+        )
+    return header if header is not None else body_key
+
+
+def _created_or_found(memory: Memory, started: Any) -> Response:
+    """201 with Location for a memory this request created; 200 for a replay or an upsert."""
+    if created_or_found(memory.created_at, started) == status.HTTP_201_CREATED:
+        location = reverse("api:memory-detail", kwargs={"memory_id": memory.pk})
+        return Response(memory_data(memory), status=status.HTTP_201_CREATED, headers={"Location": location})
+    return Response(memory_data(memory))
+
+
+CREATE_EXAMPLE = OpenApiExample(
+    "A repository convention",
+    value={
+        "scope_type": "repository",
+        "repository": "payments-api",
+        "memory_type": "convention",
+        "current_content": "Money amounts are integers in minor units (cents); never floats.",
+        "importance": 8,
+        "tags": ["payments", "money"],
+        "status": "active",
+    },
+    request_only=True,
+)
+
+
+class MemoryListView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_list",
+        summary="List memories",
+        description=(
+            "Visible memories, most important then newest first, with the search filters as query parameters "
+            "(repeat a parameter for several values). Deprecated memories are left out unless asked for by "
+            "status; `metadata=key:value` (repeatable) keeps those whose metadata has every pair."
+        ),
+        parameters=[
+            s.ListQuerySerializer,
+            OpenApiParameter(
+                "metadata",
+                OpenApiTypes.STR,
+                many=True,
+                pattern="^[^:]+:",  # what the view accepts: a non-empty key, a colon, any value
+                description="key:value pairs that must all match.",
+            ),
+        ],
+        responses={200: s.MemoryPageSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params.copy()
+        metadata_pairs = params.pop("metadata", [])
+        query = self.query_params(params)
+        metadata: dict[str, str] = {}
+        for pair in metadata_pairs:
+            key, sep, value = pair.partition(":")
+            if not sep or not key:
+                raise serializers.ValidationError({"metadata": [f"'{pair}' is not key:value"]})
+            if "\x00" in pair:  # PostgreSQL cannot compare jsonb with it: a 500 otherwise
+                raise serializers.ValidationError({"metadata": ["must not contain NUL characters (%00)"]})
+            metadata[key] = value
+        filters = {
+            "repository": query.get("repository"),
+            "memory_type": query.get("memory_type"),
+            "status": query.get("status"),
+            "scope_type": query.get("scope_type"),
+            "tags": query.get("tag"),
+            "metadata": metadata or None,
+            "min_importance": query.get("min_importance"),
+            "include_deleted": query["include_deleted"],
+        }
+        params_ = SearchParams.build(
+            filters={key: value for key, value in filters.items() if value is not None},
+            limit=query["limit"],
+            cursor=query.get("cursor"),
+        )
+        page = memory_search(self.principal, params_)
+        return Response({"results": [memory_data(hit.memory) for hit in page.hits], "next_cursor": page.next_cursor})
+
+    def query_params(self, params: Any) -> dict[str, Any]:
+        serializer = s.ListQuerySerializer(data=params)
+        serializer.is_valid(raise_exception=True)
+        return dict(serializer.validated_data)
+
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_create",
+        summary="Create a memory",
+        description=(
+            "Create one memory; 201 with its Location. With `id`, an upsert: an existing memory is updated (200). "
+            "A retry with the same Idempotency-Key and content returns the first result (200)."
+        ),
+        parameters=[IdempotencyKeyParameter],
+        request=s.MemoryCreateSerializer,
+        responses={201: s.MemorySerializer, 200: s.MemorySerializer},
+        examples=[CREATE_EXAMPLE],
+    )
+    def post(self, request: Request) -> Response:
+        data = self.body(s.MemoryCreateSerializer)
+        memory_id = data.pop("id", None)
+        key = _idempotency_key(request, data.pop("idempotency_key", None))
+        started = timezone.now()
+        memory = services.memory_create(principal=self.principal, data=data, memory_id=memory_id, idempotency_key=key)
+        return _created_or_found(memory, started)
+
+
+class MemoryDetailView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_retrieve",
+        summary="Get a memory",
+        parameters=[
+            MemoryIdParameter,
+            OpenApiParameter("include_deleted", OpenApiTypes.BOOL, description="Also find a soft-deleted memory."),
+        ],
+        responses={200: s.MemorySerializer},
+    )
+    def get(self, request: Request, memory_id: str) -> Response:
+        try:
+            include_deleted = serializers.BooleanField().to_internal_value(
+                request.query_params.get("include_deleted", "false")
+            )
+        except serializers.ValidationError as error:  # name the parameter, as every other 400 does
+            raise serializers.ValidationError({"include_deleted": error.detail}) from error
+        return Response(memory_data(selectors.memory_get(self.principal, memory_id, include_deleted=include_deleted)))
+
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_partial_update",
+        summary="Change a memory",
+        description="Only the fields sent change. Locked memories can only be changed by curators.",
+        parameters=[MemoryIdParameter],
+        request=s.MemoryUpdateSerializer,
+        responses={200: s.MemorySerializer},
+        examples=[OpenApiExample("Raise importance", value={"importance": 9, "reason": "caused an incident"})],
+    )
+    def patch(self, request: Request, memory_id: str) -> Response:
+        data = self.body(s.MemoryUpdateSerializer)
+        reason = data.pop("reason", "")
+        memory = services.memory_update(principal=self.principal, memory_id=memory_id, data=data, reason=reason)
+        return Response(memory_data(memory))
+
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_destroy",
+        summary="Soft-delete a memory",
+        description="It leaves lists and search but keeps its history; curators can restore it.",
+        parameters=[MemoryIdParameter],
+        responses={204: None},
+    )
+    def delete(self, request: Request, memory_id: str) -> Response:
+        services.memory_delete(principal=self.principal, memory_id=memory_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _action_view(name: str, action: Callable[..., Memory], summary: str, description: str) -> type[ApiView]:
+    @extend_schema(
+        tags=TAG,
+        operation_id=f"memories_{name}",
+        summary=summary,
+        description=description,
+        parameters=[MemoryIdParameter],
+        request=s.ReasonSerializer,
+        responses={200: s.MemorySerializer},
+    )
+    def post(self: ApiView, request: Request, memory_id: str) -> Response:
+        data = self.body(s.ReasonSerializer)
+        memory = action(principal=self.principal, memory_id=memory_id, reason=data.get("reason", ""))
+        return Response(memory_data(memory))
+
+    return type(f"Memory{name.title()}View", (ApiView,), {"post": post, "__doc__": summary})
+
+
+MemoryVerifyView = _action_view(
+    "verify", services.memory_verify, "Verify a memory", "Mark it checked by a curator (curator role)."
+)
+MemoryLockView = _action_view(
+    "lock", services.memory_lock, "Lock a memory", "Only curators can change it afterwards (curator role)."
+)
+MemoryUnlockView = _action_view(
+    "unlock", services.memory_unlock, "Unlock a memory", "It becomes verified again (curator role)."
+)
+MemoryDeprecateView = _action_view(
+    "deprecate", services.memory_deprecate, "Deprecate a memory", "It leaves default search (curator role)."
+)
+MemoryRestoreView = _action_view(
+    "restore", services.memory_restore, "Restore a deleted memory", "Undo a soft delete (curator role)."
+)
+
+
+class MemoryInvalidateView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_invalidate",
+        summary="Invalidate a memory",
+        description="It stopped being true: it ends now, is deprecated, and may name the memory that replaces it.",
+        parameters=[MemoryIdParameter],
+        request=s.InvalidateSerializer,
+        responses={200: s.MemorySerializer},
+    )
+    def post(self, request: Request, memory_id: str) -> Response:
+        data = self.body(s.InvalidateSerializer)
+        memory = services.memory_invalidate(
+            principal=self.principal,
+            memory_id=memory_id,
+            reason=data["reason"],
+            superseded_by=data.get("superseded_by"),
+        )
+        return Response(memory_data(memory))
+
+
+class MemoryVersionsView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_versions",
+        summary="Version history",
+        description="Every change, newest first, each with a full snapshot, who made it and why.",
+        parameters=[MemoryIdParameter],
+        responses={200: s.VersionSerializer(many=True)},
+    )
+    def get(self, request: Request, memory_id: str) -> Response:
+        versions = selectors.memory_versions(self.principal, memory_id)
+        return Response(s.VersionSerializer(versions, many=True).data)
+
+
+class MemoryLinksView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_links",
+        summary="Links of a memory",
+        description="Active links in both directions whose other end you can see.",
+        parameters=[MemoryIdParameter],
+        responses={200: s.LinkSerializer(many=True)},
+    )
+    def get(self, request: Request, memory_id: str) -> Response:
+        return Response(s.LinkSerializer(memory_links(self.principal, memory_id), many=True).data)
+
+
+class MemoryGraphView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_graph",
+        summary="Linked memories around one",
+        description="Memories reachable through links, up to max_hops away; at most 200 nodes.",
+        parameters=[MemoryIdParameter, s.GraphQuerySerializer],
+        responses={200: s.GraphSerializer},
+    )
+    def get(self, request: Request, memory_id: str) -> Response:
+        query = self.query(s.GraphQuerySerializer)
+        graph = memory_graph(
+            self.principal,
+            seed_ids=[memory_id],
+            max_hops=query["max_hops"],
+            direction=query["direction"],
+            relation_types=query.get("relation_type"),
+        )
+        nodes = [
+            {
+                "id": node.pk,
+                "title": node.title,
+                "scope_type": node.scope_type,
+                "memory_type": node.memory_type,
+                "status": node.status,
+                "importance": node.importance,
+                "hops": graph.depth[node.pk],
+            }
+            for node in graph.nodes
+        ]
+        return Response(s.GraphSerializer({"nodes": nodes, "edges": graph.edges, "truncated": graph.truncated}).data)
+
+
+class MemorySearchView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_search",
+        summary="Search memories",
+        description=(
+            "Hybrid search (meaning and words together), or `vector` / `keyword` alone, with filters. Best first: "
+            "relevance, then importance, then newest. Pass `next_cursor` back as `cursor` for the next page."
+        ),
+        request=s.SearchSerializer,
+        responses={200: s.SearchPageSerializer},
+        examples=[
+            OpenApiExample(
+                "Money conventions in one repository",
+                value={"query": "how are amounts stored", "filters": {"repository": "payments-api"}, "limit": 5},
+                request_only=True,
+            )
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        data = self.body(s.SearchSerializer)
+        return Response(page_data(memory_search(self.principal, SearchParams.build(**data))))
+
+
+class MemoryBatchView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_batch_create",
+        summary="Create many memories",
+        description=(
+            "Each entry is stored on its own: a bad entry is reported in its result and does not stop the others. "
+            "With an Idempotency-Key header, entry i without its own idempotency_key uses '<key>:<i>', so the "
+            "whole batch can be retried safely."
+        ),
+        parameters=[IdempotencyKeyParameter],
+        request=s.BatchSerializer,
+        responses={200: s.BatchResponseSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        entries = self.body(s.BatchSerializer)["memories"]
+        header = _header_key(request, room=len(f":{len(entries) - 1}"))
+        if header:
+            entries = [
+                {**entry, "idempotency_key": f"{header}:{index}"} if "idempotency_key" not in entry else entry
+                for index, entry in enumerate(entries)
+            ]
+        results = services.memory_batch_create(principal=self.principal, entries=entries)
+        body = []
+        for result in results:
+            error = result.error
+            body.append(
+                {
+                    "index": result.index,
+                    "ok": result.ok,
+                    "memory": memory_data(result.memory) if result.memory is not None else None,
+                    "error": _error_data(error) if error is not None else None,
+                }
+            )
+        created = sum(1 for result in results if result.ok)
+        return Response({"created": created, "failed": len(results) - created, "results": body})
+
+
+def _error_data(error: DomainError) -> dict[str, Any]:
+    return {"code": error.code, "message": error.message, "details": error.details}

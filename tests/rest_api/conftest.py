@@ -1,0 +1,130 @@
+"""REST API fixtures: clients for every persona, and helpers to read the API's answers.
+
+``api("agent")`` is a client holding acme's token for that role (reader, agent, curator, admin,
+or "person": a personal agent token of acme-person), ``api("outsider")`` globex's admin token,
+``api(None)`` no credentials at all. Every client talks JSON to Host ``localhost`` (the test
+server's default name, "testserver", is not an allowed host).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+from rest_framework.test import APIClient
+
+from knowledge.models import Entity, MemoryLink, Triple
+from knowledge.services import link_create, triple_assert
+from memories.models import Memory
+from memories.services import memory_delete, memory_lock
+from organizations.models import Repository
+from organizations.services import repository_get_or_create, token_create
+from tests.conftest import MemoryFactory, Tenant
+
+API = "/api/v1"
+ROLES = ("reader", "agent", "curator", "admin")
+
+Api = Callable[[str | None], APIClient]
+
+
+def client_with(token: str | None = None, **defaults: Any) -> APIClient:
+    client = APIClient(**{"HTTP_HOST": "localhost", **defaults})
+    client.default_format = "json"
+    if token is not None:
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return client
+
+
+@pytest.fixture
+def api(acme: Tenant, request: pytest.FixtureRequest) -> Api:
+    def make(role: str | None) -> APIClient:
+        if role is None:
+            return client_with()
+        if role == "outsider":
+            globex: Tenant = request.getfixturevalue("globex")  # made only for tests that use it
+            return client_with(globex.raw_tokens["admin"])
+        return client_with(acme.raw_tokens[role])
+
+    return make
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits() -> None:
+    # Throttle counters live in the cache, which outlives each test's rolled-back transaction.
+    cache.clear()
+
+
+def error_of(response: Any, status: int, code: str | None = None) -> dict[str, Any]:
+    """Assert an error reply: its status and the one error shape; returns the inner error."""
+    assert response.status_code == status, (response.status_code, getattr(response, "content", b"")[:500])
+    assert response["Content-Type"].startswith("application/json")
+    body = response.json()
+    assert set(body) == {"error"}
+    error = body["error"]
+    assert set(error) == {"code", "message", "details"}
+    assert isinstance(error["code"], str) and error["code"]
+    assert isinstance(error["message"], str) and error["message"]
+    if code is not None:
+        assert error["code"] == code, error
+    return dict(error)
+
+
+def memory_body(**fields: Any) -> dict[str, Any]:
+    """A valid create body: an organization fact, with any field replaced."""
+    return {"scope_type": "organization", "memory_type": "fact", "current_content": "Deploys run at noon.", **fields}
+
+
+@dataclass
+class World:
+    """A few objects of acme's, one of each kind the API addresses by id."""
+
+    memory: Memory  # active organization memory
+    other: Memory  # a second one, linked from ``memory``
+    locked: Memory
+    deleted: Memory
+    link: MemoryLink
+    triple: Triple
+    entity: Entity  # the triple's subject
+    repository: Repository
+    token_prefix: str  # a spare agent token's
+
+    def paths(self) -> dict[str, Any]:
+        return {
+            "memory": self.memory.pk,
+            "other": self.other.pk,
+            "locked": self.locked.pk,
+            "deleted": self.deleted.pk,
+            "link": self.link.pk,
+            "triple": self.triple.pk,
+            "entity": self.entity.pk,
+            "repository": self.repository.slug,
+            "token": self.token_prefix,
+        }
+
+
+@pytest.fixture
+def world(acme: Tenant, make_memory: MemoryFactory) -> World:
+    memory = make_memory(current_content="Payments store money as integer cents.", status="active")
+    other = make_memory(current_content="Refunds go through the ledger service.", status="active")
+    locked = memory_lock(
+        principal=acme.curator, memory_id=make_memory(current_content="Releases happen on Tuesdays.").pk
+    )
+    deleted = memory_delete(principal=acme.agent, memory_id=make_memory(current_content="An obsolete note.").pk)
+    link = link_create(principal=acme.agent, source_id=memory.pk, target_id=other.pk, relation_type="depends_on")
+    triple = triple_assert(principal=acme.agent, subject="payments-api", predicate="owned_by", object="Team Atlas")
+    repository = repository_get_or_create(principal=acme.agent, slug="payments-api", name="Payments API")
+    spare = token_create(principal=acme.admin, role="agent", name="spare")
+    return World(
+        memory=memory,
+        other=other,
+        locked=locked,
+        deleted=deleted,
+        link=link,
+        triple=triple,
+        entity=triple.subject,
+        repository=repository,
+        token_prefix=spare.token.prefix,
+    )

@@ -1,0 +1,18 @@
+"""GET /status/: who is calling, and the health of search, as the caller sees it."""
+
+from __future__ import annotations
+
+from tests.rest_api.conftest import API, ROLES, Api, World
+
+
+def test_status_names_the_caller(api: Api, world: World) -> None:
+    for role in ROLES:
+        response = api(role).get(f"{API}/status/")
+
+        assert response.status_code == 200
+        body = response.json()
+        assert (body["status"], body["organization"], body["role"]) == ("ok", "acme", role)
+        assert body["principal"].startswith("token mp_")
+        assert body["database"]["ok"] is True
+        assert body["memories"]["total"] == 3  # the deleted one is not counted
+        assert body["memories"]["by_status"] == {"active": 2, "locked": 1}
