@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 
 from django.db import transaction
@@ -39,6 +39,27 @@ def embed_texts(texts: Sequence[str]) -> list[list[float]] | None:
     except EmbeddingError as error:
         logger.warning("embedding deferred: %s", error)
         return None
+
+
+def embed_texts_later(texts: Sequence[str]) -> Callable[[], list[list[float]] | None]:
+    """Start embedding ``texts`` now; the returned call waits for the vectors (None when the
+    provider is unavailable, as embed_texts). Calls are worked on in the order they are made."""
+    if not texts:
+        return list
+    try:
+        future = get_provider().embed_later(texts)
+    except EmbeddingError as error:
+        logger.warning("embedding deferred: %s", error)
+        return lambda: None
+
+    def vectors() -> list[list[float]] | None:
+        try:
+            return future.result()
+        except EmbeddingError as error:
+            logger.warning("embedding deferred: %s", error)
+            return None
+
+    return vectors
 
 
 def apply_embedding(memory: Memory, vector: list[float] | None) -> None:

@@ -11,8 +11,9 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import HnswIndex
 
+from memories.fields import EmbeddingField
 from organizations.models import ApiToken, Organization, Repository, User
 
 EMBEDDING_DIMENSIONS = 384
@@ -62,7 +63,10 @@ IMPORTANCE_MAX = 10
 class Memory(models.Model):
     # Contract fields (the MCP contract's memory object).
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memories")
+    # Every index costs every write, so foreign keys get no index of their own where the composite
+    # indexes below start with them (organization) or where it would only serve deleting a user or
+    # a token (created_by..., rare, and a scan then is fine).
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memories", db_index=False)
     repository = models.ForeignKey(Repository, null=True, blank=True, on_delete=models.PROTECT, related_name="memories")
     scope_type = models.CharField(max_length=16, choices=ScopeType.choices, default=ScopeType.ORGANIZATION)
     memory_type = models.CharField(max_length=32, choices=MemoryType.choices)
@@ -86,16 +90,16 @@ class Memory(models.Model):
         help_text="For user-scoped memories: the one user who sees them.",
     )
     created_by = models.ForeignKey(
-        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
+        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False, db_index=False
     )
     created_by_token = models.ForeignKey(
-        ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
+        ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False, db_index=False
     )
     updated_by = models.ForeignKey(
-        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
+        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False, db_index=False
     )
     updated_by_token = models.ForeignKey(
-        ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
+        ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False, db_index=False
     )
     deleted_at = models.DateTimeField(null=True, blank=True, editable=False)
     valid_from = models.DateTimeField(null=True, blank=True)
@@ -111,7 +115,7 @@ class Memory(models.Model):
 
     # Retrieval. The embedding is written by the embedding pipeline; the full-text vector is kept
     # by PostgreSQL itself, so it can never disagree with the text.
-    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True, editable=False)
+    embedding = EmbeddingField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True, editable=False)
     embedding_model = models.CharField(max_length=200, blank=True, editable=False)
     embedding_status = models.CharField(
         max_length=16, choices=EmbeddingStatus.choices, default=EmbeddingStatus.PENDING, editable=False
@@ -214,7 +218,8 @@ class MemoryAccess(models.Model):
 class MemoryVersion(models.Model):
     """A full snapshot of a memory as it stood after one change."""
 
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="versions")
+    # Indexed by the (memory, version) constraint.
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="versions", db_index=False)
     version = models.PositiveIntegerField()
     snapshot = models.JSONField()
     change = models.CharField(max_length=32, help_text="create, update, status, delete, restore…")

@@ -46,6 +46,7 @@ from pgvector.django import CosineDistance
 
 from memories.access import record_access
 from memories.embeddings import EmbeddingError, get_provider
+from memories.fields import vector_text
 from memories.models import FULL_TEXT_CONFIG, Memory
 from memories.selectors import MemoryFilters, memory_filter, memory_list, memory_visible_queryset
 from memory_platform.exceptions import DomainError, ValidationError
@@ -317,7 +318,7 @@ def _vector_candidates(
 ) -> list[_Candidate]:
     exact_limit = settings.SEARCH_EXACT_SCAN_LIMIT
     embedded = scope.filter(embedding__isnull=False)
-    distance = CosineDistance("embedding", vector)
+    distance = CosineDistance("embedding", Value(vector_text(vector)))
     small = scope_sizes.is_small(organization_id, embedded, exact_limit)
     with transaction.atomic():
         if small:

@@ -3,11 +3,11 @@ soft delete and restore, batch create. Each change writes a full version and an 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import uuid
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,7 +17,13 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memories import embedding_pipeline, validation
-from memories.embedding_pipeline import EMBEDDING_FIELDS, apply_embedding, embed_texts, embedding_text
+from memories.embedding_pipeline import (
+    EMBEDDING_FIELDS,
+    apply_embedding,
+    embed_texts,
+    embed_texts_later,
+    embedding_text,
+)
 from memories.embeddings import get_provider
 from memories.models import EmbeddingStatus, Memory, MemoryVersion, ScopeType, Status
 from memories.search import memories_changed
@@ -568,32 +574,23 @@ def memory_batch_create(
     }
     results: dict[int, BatchEntryResult] = {i: BatchEntryResult(index=i, error=e) for i, e in errors.items()}
     bulk, one_by_one = _plan_batch(principal, entries, parsed, results)
-    wanted = [index for index in parsed if index not in results]
-    # Few embedding calls: the model is far faster on batches than one by one. A large batch is
-    # embedded in two halves, the second (with the entries written one by one) in a worker thread
-    # while the first half is written; the model runs outside the GIL, the writes mostly wait on
-    # the database.
-    halves = len(bulk) >= OVERLAP_MIN_ENTRIES
-    first_half, second_half = (bulk[: len(bulk) // 2], bulk[len(bulk) // 2 :]) if halves else (bulk, [])
-    first_indices = {item.index for item in first_half} if halves else set(wanted)
-    vector_for = _embed(texts, [index for index in wanted if index in first_indices])
-    rest = [index for index in wanted if index not in first_indices]
-    embedding_rest = _embedder.submit(_embed, texts, rest) if rest else None
-
-    def rest_embedded() -> None:
-        nonlocal embedding_rest
-        if embedding_rest is not None:
-            vector_for.update(embedding_rest.result())
-            embedding_rest = None
-
+    # Few embedding calls (the model is far faster on batches than one by one), pipelined with the
+    # writes: the new memories are cut into chunks, all of them are queued for embedding at once
+    # (worked on in order), and each chunk is inserted as soon as its vectors are there, while the
+    # next ones are embedded. The entries written one by one are embedded last.
+    chunks = _pipeline_chunks(bulk)
+    stages = [[item.index for item in chunk] for chunk in chunks]
+    embedding = [_embed_later(texts, stage) for stage in [*stages, one_by_one]]
+    vector_for: dict[int, Vector] = {}
     try:
         if bulk:
+            created: dict[int, Memory] = {}
             try:
                 with transaction.atomic():
-                    created = _bulk_insert(principal, first_half, vector_for, results)
-                    if second_half:
-                        rest_embedded()
-                        created.update(_bulk_insert(principal, second_half, vector_for, results))
+                    repositories = _batch_repositories(principal, bulk, results)
+                    for number, chunk in enumerate(chunks):
+                        vector_for.update(embedding[number]())
+                        created.update(_bulk_insert(principal, chunk, vector_for, repositories, results))
             except IntegrityError:
                 # A concurrent writer took one of the ids or idempotency keys meanwhile: write
                 # these one by one, where memory_create answers such races.
@@ -603,7 +600,8 @@ def memory_batch_create(
             else:
                 results.update({index: BatchEntryResult(index=index, memory=m) for index, m in created.items()})
     finally:
-        rest_embedded()
+        for vectors in embedding:  # all of them, also when a write failed: nothing left running
+            vector_for.update(vectors())
     for index in one_by_one:
         entry = entries[index]
         try:
@@ -621,18 +619,38 @@ def memory_batch_create(
     return [results[index] for index in range(len(entries))]
 
 
-# Batches with at least this many plain new memories overlap embedding and writing (see above).
-OVERLAP_MIN_ENTRIES = 16
-_embedder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batch-embedding")
+# The pipeline's chunks: the first is embedded before any write and the last is written after
+# every embedding, so both are kept small; the ones between are as large as the batch allows.
+PIPELINE_EDGE_CHUNK = 8
+PIPELINE_CHUNK = 32
 
 
-def _embed(texts: dict[int, str], indices: list[int]) -> dict[int, Vector]:
-    """Vectors for these entries' texts (None each while the provider is down)."""
-    if not indices:
-        return {}
-    embedded = embed_texts([texts[index] for index in indices])
-    vectors: list[Vector] = list(embedded) if embedded is not None else [None for _ in indices]
-    return dict(zip(indices, vectors, strict=True))
+def _pipeline_chunks(bulk: list[_BulkEntry]) -> list[list[_BulkEntry]]:
+    """Split the batch's new memories into the chunks inserted one after another."""
+    if len(bulk) <= 2 * PIPELINE_EDGE_CHUNK:
+        return [bulk] if bulk else []
+    first, middle, last = (
+        bulk[:PIPELINE_EDGE_CHUNK],
+        bulk[PIPELINE_EDGE_CHUNK:-PIPELINE_EDGE_CHUNK],
+        bulk[-PIPELINE_EDGE_CHUNK:],
+    )
+    count = -(-len(middle) // PIPELINE_CHUNK)
+    size = -(-len(middle) // count)
+    return [first, *(middle[start : start + size] for start in range(0, len(middle), size)), last]
+
+
+def _embed_later(texts: dict[int, str], indices: list[int]) -> Callable[[], dict[int, Vector]]:
+    """Start embedding these entries' texts; the returned call waits for their vectors (None each
+    while the provider is down)."""
+    wait = embed_texts_later([texts[index] for index in indices])
+
+    @functools.cache
+    def vectors() -> dict[int, Vector]:
+        embedded = wait()
+        found: list[Vector] = list(embedded) if embedded is not None else [None for _ in indices]
+        return dict(zip(indices, found, strict=True))
+
+    return vectors
 
 
 @dataclass(frozen=True)
@@ -701,13 +719,13 @@ def _plan_batch(
     return bulk, sorted(one_by_one)
 
 
-def _bulk_insert(
-    principal: Principal,
-    bulk: list[_BulkEntry],
-    vector_for: dict[int, Vector],
-    results: dict[int, BatchEntryResult],
-) -> dict[int, Memory]:
-    """Insert new memories with their versions and audit events: one statement each for all of them."""
+def _batch_repositories(
+    principal: Principal, bulk: list[_BulkEntry], results: dict[int, BatchEntryResult]
+) -> dict[str, Repository]:
+    """The repositories the batch's new memories name, the missing ones created (once per batch).
+
+    Entries naming a repository that cannot be created get their error in ``results``.
+    """
     slugs = {item.new.repository for item in bulk if item.new.repository}
     repositories: dict[str, Repository] = (
         {r.slug: r for r in Repository.objects.filter(organization=principal.organization, slug__in=slugs)}
@@ -722,6 +740,17 @@ def _bulk_insert(
             for item in bulk:
                 if item.new.repository == slug:
                     results[item.index] = BatchEntryResult(index=item.index, error=error)
+    return repositories
+
+
+def _bulk_insert(
+    principal: Principal,
+    bulk: list[_BulkEntry],
+    vector_for: dict[int, Vector],
+    repositories: dict[str, Repository],
+    results: dict[int, BatchEntryResult],
+) -> dict[int, Memory]:
+    """Insert new memories with their versions and audit events: one statement each for all of them."""
     model_name = ""
     memories: dict[int, Memory] = {}
     pending: list[str] = []

@@ -4,6 +4,7 @@ import enum
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 
 class EmbeddingError(RuntimeError):
@@ -51,6 +52,12 @@ class EmbeddingProvider(ABC):
     def embed_one(self, text: str) -> list[float]:
         return self.embed([text])[0]
 
+    def embed_later(self, texts: Sequence[str]) -> Future[list[list[float]]]:
+        """Start embedding ``texts`` and return at once; the future holds the vectors or the
+        EmbeddingError. Calls are started in the order they are made, so a caller can write the
+        vectors of one call while the next ones are embedded."""
+        return _background.submit(self.embed, list(texts))
+
     def describe(self) -> dict[str, object]:
         return {
             "provider": type(self).__name__,
@@ -59,3 +66,6 @@ class EmbeddingProvider(ABC):
             "state": self.state.value,
             "error": self.error or None,
         }
+
+
+_background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="embedding-later")

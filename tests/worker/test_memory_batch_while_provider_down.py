@@ -55,7 +55,7 @@ def test_a_large_batch_is_stored_pending_and_backfilled_too(
     provider_down: OpenAICompatibleProvider,
     backfills: list[list[str]],
 ) -> None:
-    # Large enough to be embedded in two halves, the second while the first is written.
+    # Large enough to be embedded in chunks, each while the one before it is written.
     entries = [
         {"scope_type": "organization", "memory_type": "fact", "current_content": f"Service {n} deploys on Fridays."}
         for n in range(40)
