@@ -25,7 +25,7 @@ def _entry(text: str, **fields: Any) -> dict[str, Any]:
 
 
 def _writes(captured: CaptureQueriesContext) -> list[str]:
-    return [q["sql"] for q in captured.captured_queries if q["sql"].lstrip().upper().startswith("INSERT")]
+    return [q["sql"] for q in captured.captured_queries if q["sql"].lstrip().upper().startswith(("INSERT", "COPY"))]
 
 
 def test_each_memory_gets_its_version_and_audit_event(acme: Tenant) -> None:
@@ -63,11 +63,26 @@ def test_the_inserts_are_one_per_table_per_pipeline_chunk(acme: Tenant) -> None:
             assert all(r.ok for r in memory_batch_create(principal=acme.agent, entries=entries))
         return len(_writes(captured))
 
-    assert inserts(2, 0) == 3  # memories, versions, audit events
+    assert inserts(2, 0) == 3  # memories, versions, audit events: one COPY each
     # A large batch is written in chunks, each embedded while the one before it is written: a small
     # first and last chunk (8) and middle ones of up to 32.
     assert inserts(40, 100) == 3 * 3  # 8, 24, 8
     assert inserts(120, 200) == 3 * 6  # 8, 4 x 26, 8
+
+
+def test_a_large_batch_written_longest_first_is_created_in_entry_order(acme: Tenant) -> None:
+    # Shortest first: the pipeline writes them the other way round.
+    texts = [f"Fact {n}: the pipeline" + " and its stages" * n + "." for n in range(40)]
+
+    results = memory_batch_create(principal=acme.agent, entries=[_entry(text) for text in texts])
+
+    stored = {m.pk: m for m in Memory.objects.filter(organization=acme.organization)}
+    memories = [stored[r.memory.pk] for r in results if r.memory is not None]
+    assert [m.current_content for m in memories] == texts
+    created = [m.created_at for m in memories]
+    assert created == sorted(created) and len(set(created)) == len(created)
+    newest_first = list(Memory.objects.filter(organization=acme.organization).order_by("-created_at"))
+    assert [m.current_content for m in newest_first] == texts[::-1]
 
 
 def test_a_large_batch_gives_each_memory_its_own_vector(acme: Tenant) -> None:

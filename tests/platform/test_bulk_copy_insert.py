@@ -1,0 +1,103 @@
+"""copy_insert writes rows exactly as bulk_create would, errors as Django's, and nothing half-written."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+from django.db import IntegrityError, transaction
+
+from memories.models import Memory, MemoryVersion
+from memory_platform.bulk import copy_insert
+from tests.conftest import Tenant
+
+COMPARED = [field.attname for field in Memory._meta.concrete_fields if field.attname not in ("id", "idempotency_key")]
+
+
+def _memory(tenant: Tenant, **fields: object) -> Memory:
+    values: dict[str, object] = {
+        "organization": tenant.organization,
+        "scope_type": "organization",
+        "memory_type": "decision_log",
+        "title": "Queue: RabbitMQ, not Kafka",
+        "current_content": "We chose RabbitMQ over Kafka; it's simpler to run.\tTabs, \\backslashes\\ and\nnewlines.",
+        "status": "active",
+        "importance": 7,
+        "metadata": {"ticket": "OPS-12", "weight": 1.5, "reviewed": True, "note": None},
+        "tags": ["queue", "infra, core", 'with "quotes"', "{braces}"],
+        "source": {"url": "https://example.com/adr/12"},
+        "valid_from": datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC),
+        "created_at": datetime(2026, 1, 1, tzinfo=UTC),
+        "updated_at": datetime(2026, 1, 1, tzinfo=UTC),
+        "embedding": np.linspace(-1, 1, 384, dtype=np.float32).tolist(),
+        "embedding_status": "ready",
+        "embedding_model": "all-MiniLM-L6-v2",
+    }
+    values.update(fields)
+    return Memory(**values)
+
+
+def test_rows_are_stored_as_bulk_create_stores_them(acme: Tenant) -> None:
+    copied, created = _memory(acme), _memory(acme)
+
+    copy_insert([copied])
+    Memory.objects.bulk_create([created])
+
+    by_copy = Memory.objects.get(pk=copied.pk)
+    by_bulk_create = Memory.objects.get(pk=created.pk)
+    for name in COMPARED:
+        assert getattr(by_copy, name) == getattr(by_bulk_create, name), name
+    assert by_copy.search_vector  # the generated column was computed for the copied row too
+    assert Memory.objects.filter(pk=copied.pk, search_vector="rabbitmq").exists()
+
+
+def test_null_and_empty_values_survive(acme: Tenant) -> None:
+    memory = _memory(acme, embedding=None, embedding_status="pending", tags=[], metadata={}, valid_from=None)
+
+    copy_insert([memory])
+
+    stored = Memory.objects.get(pk=memory.pk)
+    assert (stored.embedding, stored.tags, stored.metadata, stored.valid_from) == (None, [], {}, None)
+
+
+def test_copied_instances_count_as_saved(acme: Tenant) -> None:
+    memory = _memory(acme)
+    copy_insert([memory])
+
+    memory.importance = 9
+    memory.save(update_fields=["importance"])  # an UPDATE, not a second INSERT
+
+    assert Memory.objects.get(pk=memory.pk).importance == 9
+
+
+def test_rows_with_database_assigned_keys_get_them(acme: Tenant) -> None:
+    memory = _memory(acme)
+    copy_insert([memory])
+
+    versions = [MemoryVersion(memory=memory, version=n, snapshot={"n": n}, change="create", actor="t") for n in (1, 2)]
+    copy_insert(versions)
+
+    assert sorted(MemoryVersion.objects.filter(memory=memory).values_list("version", flat=True)) == [1, 2]
+    assert all(pk is not None for pk in MemoryVersion.objects.filter(memory=memory).values_list("pk", flat=True))
+
+
+def test_a_conflict_is_djangos_integrity_error_and_writes_nothing(acme: Tenant) -> None:
+    taken = _memory(acme)
+    copy_insert([taken])
+    fresh = _memory(acme, id=uuid.uuid4())
+    duplicate = _memory(acme, id=taken.pk)
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        copy_insert([fresh, duplicate])
+
+    assert not Memory.objects.filter(pk=fresh.pk).exists()
+    assert Memory.objects.filter(organization=acme.organization).count() == 1
+
+
+def test_instances_of_different_models_are_refused(acme: Tenant) -> None:
+    memory = _memory(acme)
+
+    with pytest.raises(TypeError, match="one model"):
+        copy_insert([memory, MemoryVersion(memory=memory, version=1, snapshot={}, change="create", actor="t")])
