@@ -12,6 +12,19 @@ from django.db import migrations, models
 
 import memories.fields
 
+def _actor(to: str) -> models.ForeignKey:
+    """created_by, created_by_token, updated_by, updated_by_token: as before, without an index."""
+    return models.ForeignKey(
+        blank=True,
+        db_index=False,
+        editable=False,
+        null=True,
+        on_delete=django.db.models.deletion.SET_NULL,
+        related_name="+",
+        to=to,
+    )
+
+
 DROPPED = {
     # index name: (table, column)
     "memories_memory_organization_id_f6e8e5ad": ("memories_memory", "organization_id"),
@@ -50,57 +63,14 @@ class Migration(migrations.Migration):
                         to="organizations.organization",
                     ),
                 ),
-                migrations.AlterField(
-                    model_name="memory",
-                    name="created_by",
-                    field=models.ForeignKey(
-                        blank=True,
-                        db_index=False,
-                        editable=False,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                migrations.AlterField(
-                    model_name="memory",
-                    name="created_by_token",
-                    field=models.ForeignKey(
-                        blank=True,
-                        db_index=False,
-                        editable=False,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to="organizations.apitoken",
-                    ),
-                ),
-                migrations.AlterField(
-                    model_name="memory",
-                    name="updated_by",
-                    field=models.ForeignKey(
-                        blank=True,
-                        db_index=False,
-                        editable=False,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                migrations.AlterField(
-                    model_name="memory",
-                    name="updated_by_token",
-                    field=models.ForeignKey(
-                        blank=True,
-                        db_index=False,
-                        editable=False,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to="organizations.apitoken",
-                    ),
+                *(
+                    migrations.AlterField(model_name="memory", name=name, field=_actor(to))
+                    for name, to in (
+                        ("created_by", settings.AUTH_USER_MODEL),
+                        ("created_by_token", "organizations.apitoken"),
+                        ("updated_by", settings.AUTH_USER_MODEL),
+                        ("updated_by_token", "organizations.apitoken"),
+                    )
                 ),
                 migrations.AlterField(
                     model_name="memoryversion",
