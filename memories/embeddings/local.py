@@ -58,7 +58,7 @@ class LocalMiniLMProvider(EmbeddingProvider):
     def __init__(self, threads: int = 0) -> None:
         super().__init__()
         self._threads = threads
-        self._workers = threads or os.cpu_count() or 1
+        self._workers = threads or len(os.sched_getaffinity(0)) or 1  # the cores this process may use
         self._spread_lock = threading.Lock()
         self._spread_queue: queue.SimpleQueue[tuple[_Job, list[int]]] | None = None
         self._load_lock = threading.Lock()
@@ -153,12 +153,16 @@ class LocalMiniLMProvider(EmbeddingProvider):
         with self._spread_lock:
             if self._spread_queue is None:
                 model_path, _ = model_files()
-                self._spread_queue = queue.SimpleQueue()
-                for number in range(self._workers):
-                    session = _session(model_path, 1)
+                try:  # all of them before any piece is queued: a queue nobody works from would hang
+                    sessions = [_session(model_path, 1) for _ in range(self._workers)]
+                except Exception as error:  # onnxruntime raises its own types
+                    raise EmbeddingError(f"could not start the batch sessions: {error}") from error
+                pieces: queue.SimpleQueue[tuple[_Job, list[int]]] = queue.SimpleQueue()
+                for number, session in enumerate(sessions):
                     threading.Thread(
-                        target=self._work, args=(session, self._spread_queue), name=f"embedding-{number}", daemon=True
+                        target=self._work, args=(session, pieces), name=f"embedding-{number}", daemon=True
                     ).start()
+                self._spread_queue = pieces
             return self._spread_queue
 
     def _work(self, session: Any, pieces: queue.SimpleQueue[tuple[_Job, list[int]]]) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memories.embeddings import EmbeddingError
+from memories.embeddings import EmbeddingError, local
 from memories.embeddings.local import SPREAD_MIN_TEXTS, LocalMiniLMProvider
 
 TEXTS = [
@@ -96,3 +96,19 @@ def test_a_small_call_uses_the_one_session(spread: LocalMiniLMProvider, monkeypa
 
     assert len(vector) == 384
     assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
+
+
+def test_batch_sessions_that_cannot_start_are_an_embedding_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    provider = LocalMiniLMProvider(threads=2)
+    provider.warm_up(background=False)  # the query session starts
+    real_session = local._session
+
+    def out_of_memory(model_path: Any, threads: int) -> Any:
+        raise RuntimeError("Failed to allocate memory")
+
+    monkeypatch.setattr(local, "_session", out_of_memory)
+    with pytest.raises(EmbeddingError, match="could not start the batch sessions"):
+        provider.embed(TEXTS)
+
+    monkeypatch.setattr(local, "_session", real_session)  # nothing half-started stays behind
+    assert len(provider.embed(TEXTS)) == len(TEXTS)
