@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import pytest
+from django.db import connection
 
 from memories.models import Memory
 from memories.services import memory_create
@@ -95,3 +97,22 @@ def make_memory(acme: Tenant) -> MemoryFactory:
 def _fast_password_hashing(settings: Any) -> None:
     # The personas and staff users all get passwords; the production hasher is slow on purpose.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def database_url_of_the_test_database() -> str:
+    """A DATABASE_URL naming the database this test session runs on (settings' database_from_url form)."""
+    db = connection.settings_dict
+    credentials = quote(db["USER"], safe="")
+    if db["PASSWORD"]:
+        credentials += ":" + quote(db["PASSWORD"], safe="")
+    options: dict[str, Any] = dict(db["OPTIONS"])
+    host, port = str(db["HOST"]), str(db["PORT"] or "")
+    if host.startswith("/"):  # the embedded server's Unix socket directory
+        options["host"] = host
+        if port:
+            options["port"] = port
+        location = ""
+    else:
+        location = f"{host}:{port}" if port else host
+    query = f"?{urlencode(options)}" if options else ""
+    return f"postgresql://{credentials}@{location}/{quote(db['NAME'], safe='')}{query}"

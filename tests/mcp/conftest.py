@@ -16,36 +16,15 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
 
 import httpx
 import pytest
 from django.conf import settings
-from django.db import connection
 
-from tests.conftest import Tenant
+from tests.conftest import Tenant, database_url_of_the_test_database
 from tests.mcp.client import McpClient
 
 SERVER_START_TIMEOUT = 60.0
-
-
-def database_url_of_the_test_database() -> str:
-    """A DATABASE_URL naming the database this test session runs on (settings' database_from_url form)."""
-    db = connection.settings_dict
-    credentials = quote(db["USER"], safe="")
-    if db["PASSWORD"]:
-        credentials += ":" + quote(db["PASSWORD"], safe="")
-    options: dict[str, Any] = dict(db["OPTIONS"])
-    host, port = str(db["HOST"]), str(db["PORT"] or "")
-    if host.startswith("/"):  # the embedded server's Unix socket directory
-        options["host"] = host
-        if port:
-            options["port"] = port
-        location = ""
-    else:
-        location = f"{host}:{port}" if port else host
-    query = f"?{urlencode(options)}" if options else ""
-    return f"postgresql://{credentials}@{location}/{quote(db['NAME'], safe='')}{query}"
 
 
 def free_port() -> int:

@@ -9,14 +9,13 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
 
 import pytest
-from django.db import connection
 
 from memories.embeddings import EmbeddingProvider, get_provider, reset_provider
 from memories.embeddings.http import OpenAICompatibleProvider
 from memory_platform.celery import app
+from tests.conftest import database_url_of_the_test_database
 
 
 @pytest.fixture
@@ -79,23 +78,6 @@ def broker_dir(tmp_path: Path) -> Iterator[Path]:
     yield folder
     app.conf.broker_url, app.conf.broker_transport_options = saved
     _reset_broker_pools()
-
-
-def database_url_of_the_test_database() -> str:
-    """A DATABASE_URL for the database this test runs on, as settings' database_from_url reads it."""
-    db = connection.settings_dict
-    credentials = quote(db["USER"], safe="")
-    if db["PASSWORD"]:
-        credentials += ":" + quote(db["PASSWORD"], safe="")
-    options: dict[str, Any] = dict(db["OPTIONS"])
-    host, port = str(db["HOST"]), str(db["PORT"])
-    if host.startswith("/"):  # a Unix socket directory (the embedded server)
-        options.update(host=host, port=port)
-        location = ""
-    else:
-        location = f"{host}:{port}" if port else host
-    query = f"?{urlencode(options)}" if options else ""
-    return f"postgresql://{credentials}@{location}/{quote(db['NAME'], safe='')}{query}"
 
 
 @pytest.fixture
