@@ -49,7 +49,7 @@ from memories.embeddings import EmbeddingError, get_provider
 from memories.fields import vector_text
 from memories.models import FULL_TEXT_CONFIG, Memory
 from memories.selectors import MemoryFilters, memory_filter, memory_list, memory_visible_queryset
-from memory_platform.exceptions import DomainError, ValidationError
+from memory_platform.exceptions import SearchUnavailable, ValidationError
 from organizations.principal import Principal
 
 MAX_RESULTS = 1000
@@ -70,10 +70,6 @@ class Fusion(enum.StrEnum):
     # it keeps how far ahead a candidate is, not just its place.
     SCORE = "score"
     RRF = "rrf"  # weighted reciprocal-rank fusion
-
-
-class SearchUnavailable(DomainError):
-    code = "unavailable"
 
 
 @dataclass(frozen=True)

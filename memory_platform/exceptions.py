@@ -42,3 +42,9 @@ class Conflict(DomainError):
 
 class AuthenticationFailed(DomainError):
     code = "unauthenticated"
+
+
+class SearchUnavailable(DomainError):
+    """A search mode cannot run right now (the embedding provider is down): retry shortly."""
+
+    code = "unavailable"

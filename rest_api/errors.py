@@ -34,8 +34,8 @@ DOMAIN_STATUS: list[tuple[type[domain.DomainError], int]] = [
     (domain.PermissionDenied, status.HTTP_403_FORBIDDEN),  # Locked included, with code "locked"
     (domain.Conflict, status.HTTP_409_CONFLICT),
     (domain.AuthenticationFailed, status.HTTP_401_UNAUTHORIZED),
+    (domain.SearchUnavailable, status.HTTP_503_SERVICE_UNAVAILABLE),  # with Retry-After
 ]
-UNAVAILABLE_CODES = {"unavailable"}
 
 # What the OpenAPI schema documents for every operation (rest_api.schema adds them).
 ERROR_STATUSES = {
@@ -104,8 +104,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
 
     if isinstance(exc, domain.DomainError):
         status_code = next((code for kind, code in DOMAIN_STATUS if isinstance(exc, kind)), 400)
-        if exc.code in UNAVAILABLE_CODES:
-            status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+        if status_code == status.HTTP_503_SERVICE_UNAVAILABLE:
             headers["Retry-After"] = "5"
         body = error_body(exc.code, exc.message, exc.details)
     elif isinstance(exc, exceptions.APIException):
