@@ -15,6 +15,7 @@ from memories import validation
 from memories.models import Memory
 from memories.selectors import memory_get_many, memory_visible_queryset
 from memory_platform.exceptions import NotFound, ValidationError
+from memory_platform.pagination import Keyset, Kind, Page, keyset_page
 from organizations.principal import Principal
 
 
@@ -84,9 +85,13 @@ def entity_get(principal: Principal, entity_id: Any) -> Entity:
     return entity
 
 
-def entity_list(principal: Principal, *, name: str = "", after: int = 0, limit: int = 50) -> list[Entity]:
-    """The organization's entities by id; ``name`` keeps those with an alias containing it."""
-    queryset = Entity.objects.filter(organization=principal.organization, pk__gt=after)
+ENTITY_ORDER = Keyset.of(("id", Kind.WHOLE))
+
+
+def entity_page(principal: Principal, *, name: str = "", after: int = 0, limit: int = 50) -> Page[Entity]:
+    """The organization's entities by id, after the id ``after``; ``name`` keeps those with an alias
+    containing it. The cursor is the bare id: the REST schema publishes it as an integer."""
+    queryset = Entity.objects.filter(organization=principal.organization)
     if name.strip():
         normalized = " ".join(name.split()).casefold()
         queryset = queryset.filter(
@@ -94,7 +99,9 @@ def entity_list(principal: Principal, *, name: str = "", after: int = 0, limit: 
                 organization=principal.organization, normalized__contains=normalized
             ).values("entity_id")
         )
-    return list(queryset.prefetch_related("aliases").order_by("pk")[:limit])
+    return keyset_page(
+        queryset.prefetch_related("aliases"), ENTITY_ORDER, limit=limit, after=[after] if after else None
+    )
 
 
 # --- memory graph ------------------------------------------------------------------------------

@@ -22,15 +22,10 @@ With no query, the order is importance then recency over the same filtered scope
 
 from __future__ import annotations
 
-import base64
 import enum
-import hashlib
-import json
 import math
 import threading
 import time
-import uuid
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -48,8 +43,14 @@ from memories.access import record_access
 from memories.embeddings import EmbeddingError, get_provider
 from memories.fields import vector_text
 from memories.models import FULL_TEXT_CONFIG, Memory
-from memories.selectors import MemoryFilters, memory_filter, memory_list, memory_visible_queryset
+from memories.selectors import MemoryFilters, memory_filter, memory_page, memory_visible_queryset
+from memory_platform import pagination
 from memory_platform.exceptions import SearchUnavailable, ValidationError
+from memory_platform.pagination import decode_cursor as _decode_cursor
+from memory_platform.pagination import encode_cursor as _encode_cursor
+from memory_platform.pagination import invalid_cursor as _invalid_cursor
+from memory_platform.pagination import is_uuid as _is_uuid
+from memory_platform.pagination import is_whole as _is_whole
 from organizations.principal import Principal
 
 MAX_RESULTS = 1000
@@ -135,7 +136,7 @@ class SearchParams:
     def fingerprint(self) -> str:
         payload = asdict(self)
         payload.pop("cursor")
-        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        return pagination.fingerprint(payload)
 
 
 @dataclass(frozen=True)
@@ -192,48 +193,8 @@ class _Position:
     seen: int
 
 
-def _encode_cursor(fingerprint: str, key: Sequence[Any], **extra: Any) -> str:
-    raw = json.dumps({"f": fingerprint, "k": list(key), **extra}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _invalid_cursor() -> ValidationError:
-    return ValidationError(
-        "cursor is not valid; pass back the next_cursor of a previous page unchanged", details={"field": "cursor"}
-    )
-
-
-def _decode_cursor(cursor: str, fingerprint: str) -> dict[str, Any]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        payload = json.loads(raw)
-        stored_fingerprint = payload["f"]
-        if not isinstance(payload["k"], list):
-            raise TypeError
-    except (ValueError, KeyError, TypeError):
-        raise _invalid_cursor() from None
-    if stored_fingerprint != fingerprint:
-        raise ValidationError(
-            "cursor belongs to a different search; repeat the same query, filters and limit with it",
-            details={"field": "cursor"},
-        )
-    return dict(payload)
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _is_whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_uuid(value: Any) -> bool:
-    try:
-        uuid.UUID(value)
-    except (TypeError, ValueError, AttributeError):
-        return False
-    return True
 
 
 def _search_position(cursor: str, fingerprint: str) -> _Position:
@@ -772,33 +733,15 @@ def _comparable(key: SortKey) -> SortKey:
 
 
 def _browse(principal: Principal, params: SearchParams) -> SearchPage:
-    """No query: importance then recency, with a keyset cursor."""
-    fingerprint = params.fingerprint()
-    queryset = memory_list(principal, params.filters)
-    if params.cursor:
-        key = _decode_cursor(params.cursor, fingerprint)["k"]
-        try:
-            importance, created_at, pk = key
-            created = datetime.fromisoformat(created_at)
-        except (TypeError, ValueError):
-            raise _invalid_cursor() from None
-        if not _is_whole(importance) or created.tzinfo is None or not _is_uuid(pk):
-            raise _invalid_cursor()
-        queryset = queryset.filter(_after_browse_key(importance, created, pk))
-    limit = params.limit or MAX_RESULTS
-    rows = list(queryset[: limit + 1])
-    page = rows[:limit]
-    next_cursor = None
-    if len(rows) > limit:
-        last = page[-1]
-        next_cursor = _encode_cursor(fingerprint, [last.importance, last.created_at.isoformat(), str(last.pk)])
-    record_access([memory.pk for memory in page])
-    return SearchPage(hits=[SearchHit(memory=memory) for memory in page], next_cursor=next_cursor, mode=params.mode)
-
-
-def _after_browse_key(importance: int, created_at: datetime, pk: str) -> Q:
-    return (
-        Q(importance__lt=importance)
-        | Q(importance=importance, created_at__lt=created_at)
-        | Q(importance=importance, created_at=created_at, pk__lt=pk)
+    """No query: the memory list's page (importance then recency), with the search's fingerprint."""
+    page = memory_page(
+        principal,
+        filters=params.filters,
+        limit=params.limit or MAX_RESULTS,
+        cursor=params.cursor,
+        fingerprint=params.fingerprint(),
+    )
+    record_access([memory.pk for memory in page.items])
+    return SearchPage(
+        hits=[SearchHit(memory=memory) for memory in page.items], next_cursor=page.next_cursor, mode=params.mode
     )

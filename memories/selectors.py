@@ -8,14 +8,16 @@ Anything else is indistinguishable from a memory that does not exist.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from django.db.models import Q, QuerySet
 
 from memories import validation
 from memories.models import Memory, MemoryVersion, ScopeType, Status
+from memory_platform import pagination
 from memory_platform.exceptions import NotFound, ValidationError
+from memory_platform.pagination import Keyset, Kind
 from organizations.principal import Principal
 
 
@@ -146,6 +148,40 @@ def memory_list(principal: Principal, filters: MemoryFilters | None = None) -> Q
         memory_filter(queryset, filters)
         .select_related("organization", "repository", "owner")
         .order_by("-importance", "-created_at", "-id")
+    )
+
+
+# The orders a memory list may take; each ends in the id, so pages neither skip nor repeat.
+MEMORY_SORTS = {
+    "importance": Keyset.of(("-importance", Kind.WHOLE), ("-created_at", Kind.MOMENT), ("-id", Kind.UUID)),
+    "created_at": Keyset.of(("-created_at", Kind.MOMENT), ("-id", Kind.UUID)),
+    "updated_at": Keyset.of(("-updated_at", Kind.MOMENT), ("-id", Kind.UUID)),
+    "title": Keyset.of(("title", Kind.TEXT), ("id", Kind.UUID)),
+}
+
+
+def memory_page(
+    principal: Principal,
+    *,
+    filters: MemoryFilters,
+    limit: int,
+    cursor: str | None,
+    sort_by: str = "importance",
+    fingerprint: str | None = None,
+) -> pagination.CursorPage[Memory]:
+    """One page of ``memory_list`` in a ``MEMORY_SORTS`` order, after ``cursor``.
+
+    ``fingerprint`` names the listing its cursors belong to; by default the filters, order and limit.
+    """
+    keyset = MEMORY_SORTS.get(sort_by)
+    if keyset is None:
+        raise ValidationError(
+            f"unknown sort_by '{sort_by}'; use one of: {', '.join(MEMORY_SORTS)}", details={"field": "sort_by"}
+        )
+    if fingerprint is None:
+        fingerprint = pagination.fingerprint({"filters": asdict(filters), "sort_by": sort_by, "limit": limit})
+    return pagination.cursor_page(
+        memory_list(principal, filters), keyset, limit=limit, cursor=cursor, fingerprint=fingerprint
     )
 
 

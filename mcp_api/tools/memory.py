@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import json
 from typing import Annotated, Any
 
 from django.conf import settings
@@ -17,6 +15,7 @@ from memories import selectors, services, validation
 from memories.models import MemoryType, ScopeType, Status
 from memories.search import MAX_RESULTS, SearchMode, SearchPage, SearchParams, memory_search
 from memory_platform.exceptions import ValidationError
+from memory_platform.pagination import check_limit
 from organizations.principal import Principal
 
 
@@ -369,14 +368,6 @@ def memory_history(principal: Principal, id: MemoryId) -> dict[str, Any]:
     return {"id": id, "versions": [version_payload(version) for version in versions]}
 
 
-SORTS = {
-    "importance": ("-importance", "-created_at", "-id"),
-    "created_at": ("-created_at", "-id"),
-    "updated_at": ("-updated_at", "-id"),
-    "title": ("title", "id"),
-}
-
-
 @tool(
     "memory-list",
     title="List memories",
@@ -390,38 +381,21 @@ def memory_list(
     principal: Principal,
     *,
     filters: Filters = None,
-    sort_by: Annotated[str, _enum(list(SORTS), "Order of the list.")] = "importance",
+    sort_by: Annotated[str, _enum(list(selectors.MEMORY_SORTS), "Order of the list.")] = "importance",
     limit: Annotated[
         int, Field(description="Page size (default 50).", json_schema_extra={"minimum": 1, "maximum": MAX_RESULTS})
     ] = 50,
     cursor: CursorArg = None,
 ) -> dict[str, Any]:
-    if sort_by not in SORTS:
-        raise ValidationError(f"unknown sort_by '{sort_by}'; use one of: {', '.join(SORTS)}")
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_RESULTS:
-        raise ValidationError(f"limit must be a whole number from 1 to {MAX_RESULTS}")
-    queryset = selectors.memory_list(principal, selectors.MemoryFilters.from_mapping(filters)).order_by(*SORTS[sort_by])
-    offset = _decode_offset(cursor) if cursor else 0
-    rows = list(queryset[offset : offset + limit + 1])
-    more = len(rows) > limit
-    return {
-        "memories": [memory_payload(memory) for memory in rows[:limit]],
-        "next_cursor": _encode_offset(offset + limit) if more else None,
-    }
-
-
-def _encode_offset(offset: int) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"o": offset}).encode()).decode().rstrip("=")
-
-
-def _decode_offset(cursor: str) -> int:
-    try:
-        offset = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))["o"]
-    except (ValueError, KeyError, TypeError):
-        raise ValidationError("cursor is not valid; pass back the next_cursor of the previous call") from None
-    if not isinstance(offset, int) or offset < 0:
-        raise ValidationError("cursor is not valid; pass back the next_cursor of the previous call")
-    return offset
+    check_limit(limit, MAX_RESULTS)
+    page = selectors.memory_page(
+        principal,
+        filters=selectors.MemoryFilters.from_mapping(filters),
+        sort_by=sort_by,
+        limit=limit,
+        cursor=cursor,
+    )
+    return {"memories": [memory_payload(memory) for memory in page.items], "next_cursor": page.next_cursor}
 
 
 @tool(

@@ -144,16 +144,13 @@ class EntityListView(ApiView):
     )
     def get(self, request: Request) -> Response:
         query = self.query(s.EntityListQuerySerializer)
-        limit = query["limit"]
-        entities = selectors.entity_list(
-            self.principal, name=query.get("name", ""), after=query["cursor"], limit=limit + 1
+        page = selectors.entity_page(
+            self.principal, name=query.get("name", ""), after=query["cursor"], limit=query["limit"]
         )
-        more = len(entities) > limit
-        entities = entities[:limit]
         return Response(
             {
-                "results": s.EntitySerializer(entities, many=True).data,
-                "next_cursor": entities[-1].pk if more else None,
+                "results": s.EntitySerializer(page.items, many=True).data,
+                "next_cursor": page.last_key[0] if page.last_key else None,
             }
         )
 
