@@ -7,11 +7,10 @@ from typing import Annotated, Any
 from django.conf import settings
 from pydantic import Field
 
-from knowledge.selectors import links_for_memories
 from knowledge.services import link_create
 from mcp_api.payloads import memory_payload, version_payload
 from mcp_api.server import ToolOutput, tool
-from memories import selectors, services, validation
+from memories import selectors, services
 from memories.models import MemoryType, ScopeType, Status
 from memories.search import MAX_RESULTS, SearchMode, SearchPage, SearchParams, memory_search
 from memory_platform.exceptions import ValidationError
@@ -341,20 +340,14 @@ def memory_get(
     wanted = ([id] if id else []) + list(ids or [])
     if not wanted:
         raise ValidationError("pass `id` (one memory) or `ids` (a list of memory ids)")
-    single = bool(id and not ids)
-    memories = [selectors.memory_get(principal, id)] if single else selectors.memory_get_many(principal, wanted)
-    keys = [memory.pk for memory in memories]
-    links = links_for_memories(principal, keys)
-    versions = selectors.memory_version_counts(keys)
-    payloads = [
-        memory_payload(memory, links=links.get(memory.pk, []), version_count=versions.get(memory.pk, 0))
-        for memory in memories
-    ]
-    if single:
-        return payloads[0]
-    found = {memory.pk for memory in memories}
-    # Compared as UUIDs: an id spelled in capitals or without dashes was found, not missing.
-    return {"memories": payloads, "missing": [value for value in wanted if validation.memory_id(value) not in found]}
+    if id and not ids:
+        return _detail_payload(selectors.memory_detail(principal, id))
+    details = selectors.memory_details(principal, wanted)
+    return {"memories": [_detail_payload(detail) for detail in details.found], "missing": details.missing}
+
+
+def _detail_payload(detail: selectors.MemoryDetail) -> dict[str, Any]:
+    return memory_payload(detail.memory, links=detail.links, version_count=detail.version_count)
 
 
 @tool(
