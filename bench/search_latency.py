@@ -7,7 +7,7 @@ large, a medium, the tiny and the 50-row tenant, --queries questions of that ten
 memory_search (limit 10) in hybrid, vector and keyword mode, timed end to end (query embedding
 included), with an agent token's principal.
 
-Recall@10: the vector retriever as production runs it for that tenant (_vector_candidates: an exact
+Recall@10: the vector retriever as production runs it for that tenant (vector_candidates: an exact
 scan when the tenant's visible scope has <= SEARCH_EXACT_SCAN_LIMIT rows, else the HNSW index with
 iterative scan) against a brute-force exact top 10 over the same scope, with index scans off. A
 returned row counts when its distance is within the exact 10th distance (ties are not misses).
@@ -113,7 +113,7 @@ def search_scope(principal: Any) -> Any:
 
 
 def vector_path(scope: Any) -> tuple[str, int]:
-    """Which path _vector_candidates takes for this scope (same test), and the scope's size."""
+    """Which path vector_candidates takes for this scope (same test), and the scope's size."""
     from django.conf import settings
 
     embedded = scope.filter(embedding__isnull=False)
@@ -170,15 +170,16 @@ def exact_top(scope: Any, vector: list[float], k: int) -> list[tuple[Any, float]
 
 def recall(principal: Any, vectors: list[list[float]]) -> dict[str, Any]:
     """Recall@10 of the production vector retriever against exact search, and both their times."""
-    from memories.search import _pool_size, _vector_candidates
+    from memories.search.pipeline import pool_size
+    from memories.search.vector import vector_candidates
 
     scope = search_scope(principal)
-    pool = _pool_size(LIMIT)
+    pool = pool_size(LIMIT)
     found, retriever_s, exact_s = [], [], []
     for vector in vectors:
         started = time.perf_counter()
         # As memory_search calls it: the scope-size answer is cached per organization.
-        candidates = _vector_candidates(scope, vector, pool, organization_id=principal.organization.pk)[:LIMIT]
+        candidates = vector_candidates(scope, vector, pool, organization_id=principal.organization.pk)[:LIMIT]
         retriever_s.append(time.perf_counter() - started)
         started = time.perf_counter()
         exact = exact_top(scope, vector, LIMIT)

@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from memories.access import flush_access
 from memories.models import Memory
-from memories.search import SearchPage, SearchParams, memory_search, scope_sizes, term_statistics
+from memories.search import SearchPage, SearchParams, memory_search, search_caches
 from organizations.principal import Principal
 
 
@@ -38,7 +37,5 @@ def ids_of(memories: Iterator[Memory] | list[Memory]) -> set[uuid.UUID]:
 
 @pytest.fixture(autouse=True)
 def _fresh_search_state(db: Any) -> None:
-    # Both are process state that outlives a test's rolled-back transaction.
-    term_statistics.clear()
-    scope_sizes.clear()
-    flush_access()
+    # The search's process state outlives a test's rolled-back transaction.
+    search_caches.reset()

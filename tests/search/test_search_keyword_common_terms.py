@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from memories import search as search_module
-from memories.search import _selecting_lexemes
+from memories.search import keyword as search_module
+from memories.search.keyword import selecting_lexemes
 from memories.selectors import memory_visible_queryset
 from memories.services import memory_batch_create
 from tests.conftest import Tenant
@@ -19,21 +19,21 @@ def test_terms_select_rarest_first_within_the_budget(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(search_module, "RARE_TERM_SHARE", 0.01)
     lexemes = ["deploy", "canari", "zebra", "servic"]
     frequencies = {"deploy": 9000, "canari": 20, "zebra": 0, "servic": 500}
-    chosen = _selecting_lexemes(lexemes, frequencies, 50_000, [0.1, 2.0, 3.0, 1.0])
+    chosen = selecting_lexemes(lexemes, frequencies, 50_000, [0.1, 2.0, 3.0, 1.0])
     assert chosen.lexemes == ["canari", "servic"]  # 20 + 500 rows fit; 9000 more do not
     assert chosen.left_out_score == pytest.approx(0.1)
 
     # The rarest matching term always selects, whatever it costs.
-    alone = _selecting_lexemes(["deploy", "zebra"], frequencies, 50_000, [0.1, 3.0])
+    alone = selecting_lexemes(["deploy", "zebra"], frequencies, 50_000, [0.1, 3.0])
     assert alone.lexemes == ["deploy", "zebra"] and alone.left_out_score is None
     # A term in at most 1% of the memories selects even over the budget.
-    rare = _selecting_lexemes(["canari", "servic"], {"canari": 400, "servic": 450}, 50_000, [2.0, 1.0])
+    rare = selecting_lexemes(["canari", "servic"], {"canari": 400, "servic": 450}, 50_000, [2.0, 1.0])
     assert rare.lexemes == ["canari", "servic"] and rare.left_out_score is None
 
 
 def test_small_organizations_keep_every_term() -> None:
     # Under the default budget: every term of a LoCoMo-sized organization selects.
-    chosen = _selecting_lexemes(["carolin", "research"], {"carolin": 275, "research": 12}, 550, [0.7, 3.5])
+    chosen = selecting_lexemes(["carolin", "research"], {"carolin": 275, "research": 12}, 550, [0.7, 3.5])
     assert chosen.lexemes == ["carolin", "research"] and chosen.left_out_score is None
 
 
@@ -77,9 +77,9 @@ def test_many_matches_are_pre_ranked_before_bm25(
     scope = memory_visible_queryset(acme.agent)
     monkeypatch.setattr(search_module, "KEYWORD_SCORED_ROWS", 10**6)  # every term selects: 26 matches
     monkeypatch.setattr(search_module, "KEYWORD_PRE_RANK", 10**6)
-    exact, _ = search_module._keyword_candidates(scope, acme.organization.pk, "canary deploys", 3)
+    exact, _ = search_module.keyword_candidates(scope, acme.organization.pk, "canary deploys", 3)
     monkeypatch.setattr(search_module, "KEYWORD_PRE_RANK", 3)  # ts_rank keeps the best 9 of 26
-    pre_ranked, _ = search_module._keyword_candidates(scope, acme.organization.pk, "canary deploys", 3)
+    pre_ranked, _ = search_module.keyword_candidates(scope, acme.organization.pk, "canary deploys", 3)
 
     assert [c.pk for c in pre_ranked][:2] == [c.pk for c in exact][:2]
     assert [str(c.pk) for c in pre_ranked][:2] == [corpus[-2], corpus[-1]]

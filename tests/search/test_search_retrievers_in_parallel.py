@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 from django.db import transaction
 
-from memories import search
-from memories.search import SearchParams, memory_search
+from memories.search import SearchParams, memory_search, pipeline
 from tests.conftest import MemoryFactory, Tenant
 
 FACTS = [
@@ -33,13 +32,13 @@ def test_parallel_and_sequential_retrieval_agree(
     for fact in FACTS:
         make_memory(current_content=fact)
     threads: list[str] = []
-    original = search._vector_candidates
+    original = pipeline.vector_candidates
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         threads.append(threading.current_thread().name)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(search, "_vector_candidates", spy)
+    monkeypatch.setattr(pipeline, "vector_candidates", spy)
     params = SearchParams.build(query="how do we ship code to production", limit=4)
 
     parallel = memory_search(acme.agent, params)

@@ -1,0 +1,157 @@
+"""The search's process-wide state, behind one object: ``search_caches.reset()`` forgets all of it.
+
+Scope sizes and term statistics outlive a request (and a test's rolled-back transaction); so does
+the access tally the search adds to (memories.access), which reset() writes out and empties.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import QuerySet
+
+from memories.access import flush_access
+from memories.models import Memory
+
+
+class ScopeSizes:
+    """Whether a search scope is small enough to scan exactly, remembered briefly per organization.
+
+    Counting up to ``SEARCH_EXACT_SCAN_LIMIT + 1`` rows of a large tenant costs ~10 ms a search;
+    the answer changes only when memories are written, so it is kept for ``ttl_seconds`` and
+    dropped for an organization whenever this process writes one of its memories (other
+    processes' writes show after the TTL; a stale answer only picks the other, still correct, path).
+    """
+
+    ttl_seconds = 60.0
+    max_entries = 10_000
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._answers: dict[tuple[Any, ...], tuple[float, int, bool]] = {}
+        self._generations: dict[int, int] = {}
+
+    def is_small(self, organization_id: int | None, embedded: QuerySet[Memory], limit: int) -> bool:
+        counted = embedded.values("pk").order_by()  # no ORDER BY: the model's ordering would sort the scope
+        if organization_id is None:
+            return bool(counted[: limit + 1].count() <= limit)
+        sql, params = counted.query.sql_with_params()
+        key = (organization_id, limit, sql, tuple(str(p) for p in params))
+        now = time.monotonic()
+        with self._lock:
+            generation = self._generations.get(organization_id, 0)
+            cached = self._answers.get(key)
+        if cached and cached[1] == generation and now - cached[0] < self.ttl_seconds:
+            return cached[2]
+        small = bool(counted[: limit + 1].count() <= limit)
+        with self._lock:
+            if len(self._answers) >= self.max_entries:
+                self._answers.clear()
+            self._answers[key] = (now, generation, small)
+        return small
+
+    def invalidate(self, organization_id: int) -> None:
+        with self._lock:
+            self._generations[organization_id] = self._generations.get(organization_id, 0) + 1
+
+    def clear(self) -> None:
+        with self._lock:
+            self._answers.clear()
+            self._generations.clear()
+
+
+def quote_lexeme(lexeme: str) -> str:
+    """A lexeme as a tsquery operand."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+class TermStatistics:
+    """Per-organization document counts for BM25's IDF, cached briefly (they drift slowly)."""
+
+    ttl_seconds = 300.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._corpus: dict[int, tuple[float, int, float]] = {}
+        self._df: dict[tuple[int, str], tuple[float, int]] = {}
+
+    def corpus(self, organization_id: int) -> tuple[int, float]:
+        now = time.monotonic()
+        with self._lock:
+            cached = self._corpus.get(organization_id)
+        if cached and now - cached[0] < self.ttl_seconds:
+            return cached[1], cached[2]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*), coalesce(avg(length(search_vector)), 1) FROM memories_memory "
+                "WHERE organization_id = %s AND deleted_at IS NULL",
+                [organization_id],
+            )
+            count, avg_length = cursor.fetchone()
+        with self._lock:
+            self._corpus[organization_id] = (now, int(count), float(avg_length))
+        return int(count), float(avg_length)
+
+    def document_frequencies(self, organization_id: int, lexemes: list[str]) -> dict[str, int]:
+        now = time.monotonic()
+        result: dict[str, int] = {}
+        missing: list[str] = []
+        with self._lock:
+            for lexeme in lexemes:
+                cached = self._df.get((organization_id, lexeme))
+                if cached and now - cached[0] < self.ttl_seconds:
+                    result[lexeme] = cached[1]
+                else:
+                    missing.append(lexeme)
+        if missing:
+            # One index-assisted count per term, in a single round trip.
+            parts = " UNION ALL ".join(
+                "SELECT %s, count(*) FROM memories_memory WHERE organization_id = %s AND deleted_at IS NULL "
+                "AND search_vector @@ to_tsquery('simple', %s)"
+                for _ in missing
+            )
+            params: list[Any] = []
+            for lexeme in missing:
+                params += [lexeme, organization_id, quote_lexeme(lexeme)]
+            with connection.cursor() as cursor:
+                cursor.execute(parts, params)
+                rows = cursor.fetchall()
+            with self._lock:
+                for lexeme, count in rows:
+                    result[lexeme] = int(count)
+                    self._df[(organization_id, lexeme)] = (now, int(count))
+                if len(self._df) > 200_000:
+                    self._df.clear()
+        return result
+
+    def clear(self) -> None:
+        with self._lock:
+            self._corpus.clear()
+            self._df.clear()
+
+
+class SearchCaches:
+    def __init__(self) -> None:
+        self.scope_sizes = ScopeSizes()
+        self.term_statistics = TermStatistics()
+
+    def reset(self) -> None:
+        """Forget every cached answer and write out the access tally: a fresh process, as far as search sees."""
+        self.term_statistics.clear()
+        self.scope_sizes.clear()
+        flush_access()
+
+
+search_caches = SearchCaches()
+scope_sizes = search_caches.scope_sizes
+term_statistics = search_caches.term_statistics
+
+
+def memories_changed(organization_id: int) -> None:
+    """Called by the services after writing an organization's memories: forget its scope sizes."""
+    scope_sizes.invalidate(organization_id)
+    # Another thread may count the old state before this transaction commits: forget again then.
+    transaction.on_commit(lambda: scope_sizes.invalidate(organization_id))

@@ -1,0 +1,51 @@
+"""A search's cursor: where the previous page ended, and the score scales that page used.
+
+Built on the one codec of memory_platform.pagination (a browse without a query pages with it
+directly); a search cursor adds the scales (``s``) and how many results came before (``n``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from memories.search.params import SortKey
+from memory_platform.pagination import decode_cursor, encode_cursor, invalid_cursor, is_uuid, is_whole
+
+Scales = tuple[float, float, float, float]  # vector low and spread, keyword low and spread
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where the previous page ended, and what the next page reuses to continue it exactly."""
+
+    key: SortKey
+    scales: Scales | None
+    seen: int
+
+
+def comparable(key: SortKey) -> SortKey:
+    # Round the relevance so a key survives its JSON round trip unchanged (and -0.0 is 0.0).
+    return (round(key[0], 12) + 0.0, key[1], key[2], key[3])
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def search_position(cursor: str, fingerprint: str) -> Position:
+    payload = decode_cursor(cursor, fingerprint)
+    key, scales, seen = payload["k"], payload.get("s"), payload.get("n")
+    if not (len(key) == 4 and _is_number(key[0]) and is_whole(key[1]) and is_whole(key[2]) and is_uuid(key[3])):
+        raise invalid_cursor()
+    if not (isinstance(scales, list) and len(scales) == 4 and all(_is_number(x) for x in scales)):
+        raise invalid_cursor()
+    if not isinstance(seen, int) or isinstance(seen, bool) or seen < 0:
+        raise invalid_cursor()
+    low_v, spread_v, low_k, spread_k = (float(x) for x in scales)
+    return Position(key=(float(key[0]), key[1], key[2], key[3]), scales=(low_v, spread_v, low_k, spread_k), seen=seen)
+
+
+def search_cursor(fingerprint: str, last: SortKey, scales: Scales, seen: int) -> str:
+    return encode_cursor(fingerprint, comparable(last), s=list(scales), n=seen)

@@ -1,0 +1,144 @@
+"""What a search is asked (SearchParams, validated from raw interface input) and what it answers
+(SearchPage of SearchHits); and the Candidate that the retrievers hand to fusion."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from memories.models import Memory
+from memories.selectors import MemoryFilters
+from memory_platform import pagination
+from memory_platform.exceptions import ValidationError
+
+MAX_RESULTS = 1000
+MAX_QUERY_CHARS = 2000
+
+
+class SearchMode(enum.StrEnum):
+    HYBRID = "hybrid"
+    VECTOR = "vector"
+    KEYWORD = "keyword"
+
+
+class Fusion(enum.StrEnum):
+    # Weighted sum of each retriever's scores, min-max scaled per query. On LoCoMo it beats
+    # reciprocal-rank fusion clearly (R@10 0.694 against 0.646 at their best weights), because
+    # it keeps how far ahead a candidate is, not just its place.
+    SCORE = "score"
+    RRF = "rrf"  # weighted reciprocal-rank fusion
+
+
+def _choice(value: Any, choices: type[enum.StrEnum], name: str, label: str) -> None:
+    if value not in choices.__members__.values():
+        raise ValidationError(
+            f"unknown {label} '{value}'; use one of: {', '.join(c.value for c in choices)}", details={"field": name}
+        )
+
+
+def _weights(values: dict[str, Any]) -> dict[str, float]:
+    numbers = {}
+    for name in ("vector_weight", "keyword_weight", "importance_boost", "recency_boost"):
+        value = values.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 100:
+            raise ValidationError(f"{name} must be a number from 0 to 100", details={"field": name})
+        numbers[name] = float(value)
+    return numbers
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    query: str = ""
+    mode: SearchMode = SearchMode.HYBRID
+    filters: MemoryFilters = field(default_factory=MemoryFilters)
+    limit: int | None = 20
+    cursor: str | None = None
+    vector_weight: float | None = None
+    keyword_weight: float | None = None
+    importance_boost: float = 0.0
+    recency_boost: float = 0.0
+    fusion: Fusion | None = None
+
+    @classmethod
+    def build(cls, **values: Any) -> SearchParams:
+        """Validate raw interface input; every bad value gets a message naming it."""
+        query = values.get("query") or ""
+        if not isinstance(query, str):
+            raise ValidationError("query must be text", details={"field": "query"})
+        if len(query) > MAX_QUERY_CHARS:
+            raise ValidationError(f"query is longer than {MAX_QUERY_CHARS} characters", details={"field": "query"})
+        mode = values.get("mode") or SearchMode.HYBRID
+        _choice(mode, SearchMode, "mode", "mode")
+        limit = values.get("limit", 20)
+        if limit is not None:
+            pagination.check_limit(limit, MAX_RESULTS)
+        numbers = _weights(values)
+        fusion = values.get("fusion")
+        if fusion is not None:
+            _choice(fusion, Fusion, "fusion", "fusion")
+        filters = values.get("filters")
+        cursor = values.get("cursor")
+        if cursor is not None and not isinstance(cursor, str):
+            raise ValidationError("cursor must be the text returned as next_cursor", details={"field": "cursor"})
+        return cls(
+            query=query.strip(),
+            mode=SearchMode(mode),
+            filters=filters if isinstance(filters, MemoryFilters) else MemoryFilters.from_mapping(filters),
+            limit=limit,
+            cursor=cursor or None,
+            fusion=Fusion(fusion) if fusion else None,
+            **numbers,
+        )
+
+    def fingerprint(self) -> str:
+        payload = asdict(self)
+        payload.pop("cursor")
+        return pagination.fingerprint(payload)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    memory: Memory
+    relevance: float | None = None
+    vector_similarity: float | None = None
+    keyword_score: float | None = None
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    hits: list[SearchHit]
+    next_cursor: str | None
+    mode: SearchMode
+    # Set when hybrid search ran on keywords alone because the embedding provider was down.
+    degraded: str | None = None
+
+
+# (-relevance, -importance, -created_at in whole microseconds, id): ascending is result order.
+SortKey = tuple[float, int, int, str]
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def micros(moment: datetime) -> int:
+    # Whole microseconds survive JSON exactly; a float timestamp may not.
+    return (moment - EPOCH) // timedelta(microseconds=1)
+
+
+@dataclass
+class Candidate:
+    """One memory a retriever found (or the unscored tail added), with what fusion needs to rank it."""
+
+    pk: Any
+    importance: int
+    created_at: datetime
+    similarity: float | None = None
+    keyword: float | None = None
+    vector_rank: int | None = None
+    keyword_rank: int | None = None
+    relevance: float = 0.0
+
+    def sort_key(self) -> SortKey:
+        return (-self.relevance, -self.importance, -micros(self.created_at), str(self.pk))

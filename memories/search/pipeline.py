@@ -1,0 +1,263 @@
+"""memory_search: scope → candidates → rank → page → hydrate, and the browse without a query.
+
+Order: relevance, then importance (desc), then created_at (desc); keyset cursor pagination. A
+cursor carries the first page's score scales, so a write between pages cannot shift scores under
+it. In hybrid mode a memory below both retrievers' best candidates scores 0, and those follow the
+scored ones in importance-then-recency order, so paging reaches the whole scope. With no query,
+the order is importance then recency over the same filtered scope (memories.selectors.memory_page).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Q, QuerySet
+
+from memories.access import record_access
+from memories.embeddings import EmbeddingError, get_provider
+from memories.models import Memory
+from memories.search.cursors import Position, comparable, search_cursor, search_position
+from memories.search.fusion import fuse
+from memories.search.keyword import keyword_candidates
+from memories.search.params import (
+    EPOCH,
+    MAX_RESULTS,
+    Candidate,
+    SearchHit,
+    SearchMode,
+    SearchPage,
+    SearchParams,
+    SortKey,
+)
+from memories.search.vector import vector_candidates
+from memories.selectors import memory_filter, memory_page, memory_visible_queryset
+from memory_platform.exceptions import SearchUnavailable
+from organizations.principal import Principal
+
+HIT_DEFERRED_FIELDS = ("embedding", "search_vector")
+
+
+def memory_search(principal: Principal, params: SearchParams) -> SearchPage:
+    """Search what the principal may see. Raises SearchUnavailable if vector mode cannot embed."""
+    if not params.query:
+        return _browse(principal, params)
+    scope = _Scope.of(principal, params)
+    found = _candidates(scope)
+    ranked, scales = fuse(
+        found.vector_hits,
+        found.keyword_hits,
+        params,
+        scales=scope.position.scales if scope.position else None,
+        clamp=found.fused,
+        keyword_floor=found.keyword_floor,
+    )
+    page, has_more = _page(scope, ranked, fused=found.fused)
+    hits = _hydrate(page)
+    next_cursor = None
+    if has_more and page:
+        next_cursor = search_cursor(scope.fingerprint, page[-1].sort_key(), scales, scope.seen + len(page))
+    record_access([hit.memory.pk for hit in hits])
+    return SearchPage(hits=hits, next_cursor=next_cursor, mode=params.mode, degraded=found.degraded)
+
+
+# --- scope ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """What one search runs over: the visible, filtered memories, and where the last page ended."""
+
+    params: SearchParams
+    queryset: QuerySet[Memory]
+    organization_id: int
+    fingerprint: str
+    position: Position | None
+
+    @classmethod
+    def of(cls, principal: Principal, params: SearchParams) -> _Scope:
+        fingerprint = params.fingerprint()
+        visible = memory_visible_queryset(principal, include_deleted=params.filters.include_deleted)
+        return cls(
+            params=params,
+            queryset=memory_filter(visible, params.filters),
+            organization_id=principal.organization.pk,
+            fingerprint=fingerprint,
+            position=search_position(params.cursor, fingerprint) if params.cursor else None,
+        )
+
+    @property
+    def seen(self) -> int:
+        return self.position.seen if self.position else 0
+
+    @property
+    def limit(self) -> int:
+        return self.params.limit or MAX_RESULTS
+
+    def pool(self, *, fused: bool) -> int:
+        """Candidates per retriever: enough for a good first page, and for every result up to the next.
+
+        Fused, everything scoring above 0 is among the first page's candidates, and the tail comes
+        from _unscored; a single retriever ranks all it finds, so its pool grows page by page.
+        """
+        return pool_size(self.params.limit, 0 if fused else self.seen)
+
+
+def pool_size(limit: int | None, seen: int = 0) -> int:
+    if limit is None:
+        return MAX_RESULTS
+    return min(MAX_RESULTS, max(settings.SEARCH_CANDIDATES, 5 * limit, seen + limit + 1))
+
+
+# --- candidates ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Found:
+    vector_hits: list[Candidate]
+    keyword_hits: list[Candidate]
+    keyword_floor: float | None
+    fused: bool
+    degraded: str | None
+
+
+_query_embedder = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embedding")
+
+
+def _embed_and_retrieve(
+    query: str, scope: QuerySet[Memory] | None, pool: int, organization_id: int
+) -> tuple[list[float], list[Candidate] | None]:
+    """The query's vector, and with a scope its vector candidates (run in a worker thread)."""
+    vector = get_provider().embed_one(query)
+    if scope is None:
+        return vector, None
+    try:
+        return vector, vector_candidates(scope, vector, pool, organization_id=organization_id)
+    finally:
+        connection.close()  # back to the pool: this thread serves other searches next
+
+
+def _start_embedding(scope: _Scope) -> Future[tuple[list[float], list[Candidate] | None]] | None:
+    # The query is embedded in a worker thread (the model runs outside the GIL) while the keyword
+    # retriever waits on the database; with pooled connections that thread also runs the vector
+    # retriever, on a connection of its own, so both candidate queries run at once. Not inside a
+    # transaction: another connection would not see what it has not committed.
+    if scope.params.mode not in (SearchMode.HYBRID, SearchMode.VECTOR):
+        return None
+    in_parallel = bool(connection.settings_dict.get("OPTIONS", {}).get("pool")) and not connection.in_atomic_block
+    return _query_embedder.submit(
+        _embed_and_retrieve,
+        scope.params.query,
+        scope.queryset if in_parallel else None,
+        scope.pool(fused=scope.params.mode == SearchMode.HYBRID),
+        scope.organization_id,
+    )
+
+
+def _keyword_hits(scope: _Scope, *, fused: bool) -> tuple[list[Candidate], float | None]:
+    # Keyword search alone pages through every match: it asks for at least the next page's worth.
+    pool = scope.pool(fused=fused)
+    at_least = 0 if fused else min(scope.seen + scope.limit + 1, pool)
+    return keyword_candidates(scope.queryset, scope.organization_id, scope.params.query, pool, at_least=at_least)
+
+
+def _candidates(scope: _Scope) -> _Found:
+    """Both retrievers' candidates; hybrid falls back to keywords alone when the query cannot be embedded."""
+    mode = scope.params.mode
+    embedding = _start_embedding(scope)
+    found = _Found(vector_hits=[], keyword_hits=[], keyword_floor=None, fused=False, degraded=None)
+    if mode in (SearchMode.HYBRID, SearchMode.KEYWORD):
+        found.keyword_hits, found.keyword_floor = _keyword_hits(scope, fused=mode == SearchMode.HYBRID)
+    if embedding is None:
+        return found
+    try:
+        vector, early_vector_hits = embedding.result()
+    except EmbeddingError as error:
+        if mode == SearchMode.VECTOR:
+            raise SearchUnavailable(
+                f"semantic search is unavailable right now ({error}); retry later or use keyword search"
+            ) from error
+        found.degraded = f"embedding provider unavailable, keyword results only: {error}"
+        found.keyword_hits, found.keyword_floor = _keyword_hits(scope, fused=False)  # keywords alone after all
+        return found
+    found.fused = mode == SearchMode.HYBRID
+    if early_vector_hits is not None:
+        found.vector_hits = early_vector_hits
+    else:
+        pool = scope.pool(fused=found.fused)
+        found.vector_hits = vector_candidates(scope.queryset, vector, pool, organization_id=scope.organization_id)
+    return found
+
+
+# --- page and hydrate ----------------------------------------------------------------------------
+
+
+def _page(scope: _Scope, ranked: list[Candidate], *, fused: bool) -> tuple[list[Candidate], bool]:
+    """The ranked candidates after the cursor, up to the limit (fused: then the unscored tail)."""
+    candidates = {c.pk: c for c in ranked}
+    if fused:
+        ranked = [c for c in ranked if comparable(c.sort_key())[0] < 0]  # relevance above 0
+    scored = [c.pk for c in ranked]
+    after = scope.position.key if scope.position else None
+    if after is not None:
+        ranked = [c for c in ranked if comparable(c.sort_key()) > after]
+    limit = scope.limit
+    page = ranked[: limit + 1]
+    if fused and len(page) <= limit:
+        tail = _unscored(scope.queryset, exclude=scored, after=after, count=limit + 1 - len(page))
+        page += [candidates.get(c.pk, c) for c in tail]
+    return page[:limit], len(page) > limit
+
+
+def _unscored(scope: QuerySet[Memory], *, exclude: list[Any], after: SortKey | None, count: int) -> list[Candidate]:
+    """The tail of a hybrid result: memories neither retriever scored above 0, most important and newest first."""
+    queryset = scope.exclude(pk__in=exclude)
+    if after is not None and after[0] >= 0:  # the previous page already ended in this tail
+        importance, created_at, pk = -after[1], EPOCH + timedelta(microseconds=-after[2]), after[3]
+        queryset = queryset.filter(
+            Q(importance__lt=importance)
+            | Q(importance=importance, created_at__lt=created_at)
+            | Q(importance=importance, created_at=created_at, pk__gt=pk)
+        )
+    rows = queryset.order_by("-importance", "-created_at", "pk").values_list("pk", "importance", "created_at")
+    return [
+        Candidate(pk=pk, importance=importance, created_at=created_at) for pk, importance, created_at in rows[:count]
+    ]
+
+
+def _hydrate(page: list[Candidate]) -> list[SearchHit]:
+    # Not the vector and the tsvector: no interface shows them, and parsing 384 floats a hit costs.
+    memories = (
+        Memory.objects.select_related("organization", "repository", "owner")
+        .defer(*HIT_DEFERRED_FIELDS)
+        .in_bulk([c.pk for c in page])
+    )
+    return [
+        SearchHit(
+            memory=memories[c.pk],
+            relevance=round(c.relevance, 6),
+            vector_similarity=None if c.similarity is None else round(c.similarity, 6),
+            keyword_score=None if c.keyword is None else round(c.keyword, 6),
+        )
+        for c in page
+        if c.pk in memories
+    ]
+
+
+def _browse(principal: Principal, params: SearchParams) -> SearchPage:
+    """No query: the memory list's page (importance then recency), with the search's fingerprint."""
+    page = memory_page(
+        principal,
+        filters=params.filters,
+        limit=params.limit or MAX_RESULTS,
+        cursor=params.cursor,
+        fingerprint=params.fingerprint(),
+    )
+    record_access([memory.pk for memory in page.items])
+    return SearchPage(
+        hits=[SearchHit(memory=memory) for memory in page.items], next_cursor=page.next_cursor, mode=params.mode
+    )
