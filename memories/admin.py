@@ -18,7 +18,7 @@ from memories.models import Memory, MemoryVersion, ScopeType
 from memory_platform.exceptions import DomainError
 from organizations.admin_scoping import OrganizationScopedAdmin
 from organizations.principal import Principal
-from organizations.services import principal_for_user
+from organizations.selectors import principal_for_user
 
 EDITABLE_FIELDS = [
     "scope_type",

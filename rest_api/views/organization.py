@@ -14,7 +14,7 @@ from instructions.models import InstructionKey
 from instructions.selectors import instruction_text_get, instruction_text_list
 from instructions.services import instruction_text_reset, instruction_text_set
 from memories.selectors import memory_status_report
-from organizations import services
+from organizations import selectors, services
 from rest_api import serializers as s
 from rest_api.views.base import ApiView, created_or_found
 
@@ -27,7 +27,7 @@ class RepositoryListView(ApiView):
         responses={200: s.RepositorySerializer(many=True)},
     )
     def get(self, request: Request) -> Response:
-        return Response(s.RepositorySerializer(services.repository_list(self.principal), many=True).data)
+        return Response(s.RepositorySerializer(selectors.repository_list(self.principal), many=True).data)
 
     @extend_schema(
         tags=["organization"],
@@ -57,7 +57,7 @@ class RepositoryDetailView(ApiView):
         responses={200: s.RepositorySerializer},
     )
     def get(self, request: Request, slug: str) -> Response:
-        return Response(s.RepositorySerializer(services.repository_get(self.principal, slug)).data)
+        return Response(s.RepositorySerializer(selectors.repository_get(self.principal, slug)).data)
 
 
 class TokenListView(ApiView):
@@ -69,7 +69,7 @@ class TokenListView(ApiView):
         responses={200: s.TokenSerializer(many=True)},
     )
     def get(self, request: Request) -> Response:
-        return Response(s.TokenSerializer(services.token_list(self.principal), many=True).data)
+        return Response(s.TokenSerializer(selectors.token_list(self.principal), many=True).data)
 
     @extend_schema(
         tags=["organization"],
@@ -81,7 +81,7 @@ class TokenListView(ApiView):
     )
     def post(self, request: Request) -> Response:
         data = self.body(s.TokenCreateSerializer)
-        user = services.member_by_username(self.principal, data["user"]) if data.get("user") else None
+        user = selectors.member_by_username(self.principal, data["user"]) if data.get("user") else None
         issued = services.token_create(
             principal=self.principal,
             role=data["role"],
