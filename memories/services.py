@@ -26,6 +26,7 @@ from memories.embedding_pipeline import (
 )
 from memories.embeddings import get_provider
 from memories.models import EmbeddingStatus, Memory, MemoryVersion, ScopeType, Status
+from memories.public import memory_values
 from memories.search import memories_changed
 from memories.selectors import memory_visible_queryset
 from memory_platform.bulk import copy_insert
@@ -63,29 +64,8 @@ WRITABLE_FIELDS = (
 
 
 def memory_snapshot(memory: Memory) -> dict[str, Any]:
-    """The memory as one JSON object: what a version keeps."""
-    return {
-        "id": str(memory.id),
-        "organization": memory.organization.slug,
-        "repository": memory.repository.slug if memory.repository else None,
-        "scope_type": memory.scope_type,
-        "memory_type": memory.memory_type,
-        "title": memory.title,
-        "current_content": memory.current_content,
-        "status": memory.status,
-        "importance": memory.importance,
-        "metadata": memory.metadata,
-        "tags": list(memory.tags),
-        "source": memory.source,
-        "owner": memory.owner.get_username() if memory.owner else None,
-        "valid_from": memory.valid_from.isoformat() if memory.valid_from else None,
-        "valid_until": memory.valid_until.isoformat() if memory.valid_until else None,
-        "superseded_by": str(memory.superseded_by_id) if memory.superseded_by_id else None,
-        "deleted_at": memory.deleted_at.isoformat() if memory.deleted_at else None,
-        "version": memory.version,
-        "created_at": memory.created_at.isoformat(),
-        "updated_at": memory.updated_at.isoformat(),
-    }
+    """The memory as one JSON object: what a version keeps (its public fields and its owner)."""
+    return {**memory_values(memory), "owner": memory.owner.get_username() if memory.owner else None}
 
 
 def _version_row(*, principal: Principal, memory: Memory, change: str, fields: list[str], reason: str) -> MemoryVersion:
