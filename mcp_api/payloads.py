@@ -7,22 +7,13 @@ from typing import Any
 from memories.models import Memory, MemoryVersion
 from memories.public import MEMORY_FIELDS, memory_values
 
-# The contract's memory object (the memory-write response schema) and a memory://index entry;
-# every other public field of ours follows the contract's, in MEMORY_FIELDS order.
-CONTRACT_FIELDS = (
-    "id",
-    "organization",
-    "repository",
-    "scope_type",
-    "memory_type",
-    "title",
-    "current_content",
-    "status",
-    "importance",
-    "metadata",
-    "created_at",
-    "updated_at",
-)
+# Our fields beyond the contract's memory object (the memory-write response schema): they follow
+# the contract's fields. Some are left out while unset, to keep payloads short (validity as a pair).
+OWN_FIELDS = frozenset({"tags", "version", "valid_from", "valid_until", "superseded_by", "deleted_at", "source"})
+CONTRACT_FIELDS = tuple(name for name in MEMORY_FIELDS if name not in OWN_FIELDS)
+VALIDITY_FIELDS = frozenset({"valid_from", "valid_until"})
+SHOWN_WHEN_SET = frozenset({"superseded_by", "deleted_at", "source"})
+# A memory://index entry: lightweight, never the content.
 INDEX_FIELDS = (
     "id",
     "title",
@@ -36,9 +27,6 @@ INDEX_FIELDS = (
     "metadata",
     "tags",
 )
-# Left out while unset, to keep payloads short (validity comes as a pair).
-VALIDITY_FIELDS = frozenset({"valid_from", "valid_until"})
-SHOWN_WHEN_SET = frozenset({"superseded_by", "deleted_at", "source"})
 
 
 def _iso(value: Any) -> str | None:
@@ -51,7 +39,7 @@ def memory_payload(memory: Memory, **extra: Any) -> dict[str, Any]:
     payload = {name: values[name] for name in CONTRACT_FIELDS}
     has_validity = bool(memory.valid_from or memory.valid_until)
     for name in MEMORY_FIELDS:
-        if name in payload or (name in VALIDITY_FIELDS and not has_validity):
+        if name not in OWN_FIELDS or (name in VALIDITY_FIELDS and not has_validity):
             continue
         if name in SHOWN_WHEN_SET and not values[name]:
             continue
