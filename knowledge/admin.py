@@ -8,6 +8,7 @@ from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 
 from knowledge.models import Entity, EntityAlias, MemoryLink, Predicate, Triple
+from memories.admin import MemoryAdmin, MemoryPartInline
 from organizations.admin_scoping import OrganizationScopedAdmin
 from organizations.models import Role
 
@@ -206,3 +207,35 @@ class MemoryLinkAdmin(OrganizationScopedAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+
+class OutgoingLinkInline(MemoryPartInline):
+    """Links from this memory (the knowledge graph around it)."""
+
+    model = MemoryLink
+    fk_name = "source"
+    fields = ("relation_type", "target", "created_at", "removed_at")
+    readonly_fields = fields
+    verbose_name_plural = "links to other memories"
+
+
+class IncomingLinkInline(OutgoingLinkInline):
+    fk_name = "target"
+    fields = ("relation_type", "source", "created_at", "removed_at")
+    readonly_fields = fields
+    verbose_name_plural = "links from other memories"
+
+
+class LearnedFactInline(MemoryPartInline):
+    """Temporal facts recorded from this memory (kg-assert with its memory_id)."""
+
+    model = Triple
+    fk_name = "memory"
+    fields = ("subject", "predicate", "object", "valid_from", "valid_to", "recorded_at", "expired_at")
+    readonly_fields = fields
+    verbose_name_plural = "facts learned from this memory"
+
+
+# The memory's page shows its links and facts. They are attached from here because knowledge
+# builds on memories (its models point at Memory): memories/admin.py does not know this app.
+MemoryAdmin.inlines = [*MemoryAdmin.inlines, OutgoingLinkInline, IncomingLinkInline, LearnedFactInline]

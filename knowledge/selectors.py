@@ -13,7 +13,7 @@ from django.utils import timezone
 from knowledge.models import Entity, EntityAlias, MemoryLink, RelationType, Triple
 from memories import validation
 from memories.models import Memory
-from memories.selectors import memory_get_many, memory_visible_queryset
+from memories.selectors import memory_get, memory_get_many, memory_visible_queryset
 from memory_platform.exceptions import NotFound, ValidationError
 from memory_platform.pagination import Keyset, Kind, Page, keyset_page
 from organizations.principal import Principal
@@ -43,10 +43,7 @@ def links_for_memories(principal: Principal, memory_ids: list[Any]) -> dict[Any,
 
 def memory_links(principal: Principal, memory_id: Any) -> list[MemoryLink]:
     """The active links of one visible memory, both directions, whose other end is visible too."""
-    memory = memory_get_many(principal, [memory_id])
-    if not memory:
-        raise NotFound(f"memory {memory_id} not found")
-    pk = memory[0].pk
+    pk = memory_get(principal, memory_id).pk
     visible = memory_visible_queryset(principal).values("pk")
     return list(
         MemoryLink.objects.filter(organization=principal.organization, removed_at__isnull=True)

@@ -5,6 +5,28 @@ from __future__ import annotations
 from typing import Any
 
 from memories.models import Memory, MemoryVersion
+from memories.public import MEMORY_FIELDS, memory_values
+
+# Our fields beyond the contract's memory object (the memory-write response schema): they follow
+# the contract's fields. Some are left out while unset, to keep payloads short (validity as a pair).
+OWN_FIELDS = frozenset({"tags", "version", "valid_from", "valid_until", "superseded_by", "deleted_at", "source"})
+CONTRACT_FIELDS = tuple(name for name in MEMORY_FIELDS if name not in OWN_FIELDS)
+VALIDITY_FIELDS = frozenset({"valid_from", "valid_until"})
+SHOWN_WHEN_SET = frozenset({"superseded_by", "deleted_at", "source"})
+# A memory://index entry: lightweight, never the content.
+INDEX_FIELDS = (
+    "id",
+    "title",
+    "scope_type",
+    "memory_type",
+    "importance",
+    "status",
+    "repository",
+    "organization",
+    "updated_at",
+    "metadata",
+    "tags",
+)
 
 
 def _iso(value: Any) -> str | None:
@@ -13,50 +35,23 @@ def _iso(value: Any) -> str | None:
 
 def memory_payload(memory: Memory, **extra: Any) -> dict[str, Any]:
     """The contract's memory object, plus our optional fields after it."""
-    payload: dict[str, Any] = {
-        "id": str(memory.id),
-        "organization": memory.organization.slug,
-        "repository": memory.repository.slug if memory.repository else None,
-        "scope_type": memory.scope_type,
-        "memory_type": memory.memory_type,
-        "title": memory.title,
-        "current_content": memory.current_content,
-        "status": memory.status,
-        "importance": memory.importance,
-        "metadata": memory.metadata,
-        "created_at": _iso(memory.created_at),
-        "updated_at": _iso(memory.updated_at),
-        "tags": list(memory.tags),
-        "version": memory.version,
-    }
-    if memory.valid_from or memory.valid_until:
-        payload["valid_from"] = _iso(memory.valid_from)
-        payload["valid_until"] = _iso(memory.valid_until)
-    if memory.superseded_by_id:
-        payload["superseded_by"] = str(memory.superseded_by_id)
-    if memory.deleted_at:
-        payload["deleted_at"] = _iso(memory.deleted_at)
-    if memory.source:
-        payload["source"] = memory.source
+    values = memory_values(memory)
+    payload = {name: values[name] for name in CONTRACT_FIELDS}
+    has_validity = bool(memory.valid_from or memory.valid_until)
+    for name in MEMORY_FIELDS:
+        if name not in OWN_FIELDS or (name in VALIDITY_FIELDS and not has_validity):
+            continue
+        if name in SHOWN_WHEN_SET and not values[name]:
+            continue
+        payload[name] = values[name]
     payload.update(extra)
     return payload
 
 
 def memory_index_payload(memory: Memory) -> dict[str, Any]:
     """The lightweight index entry: never the content."""
-    return {
-        "id": str(memory.id),
-        "title": memory.title,
-        "scope_type": memory.scope_type,
-        "memory_type": memory.memory_type,
-        "importance": memory.importance,
-        "status": memory.status,
-        "repository": memory.repository.slug if memory.repository else None,
-        "organization": memory.organization.slug,
-        "updated_at": _iso(memory.updated_at),
-        "metadata": memory.metadata,
-        "tags": list(memory.tags),
-    }
+    values = memory_values(memory)
+    return {name: values[name] for name in INDEX_FIELDS}
 
 
 def version_payload(version: MemoryVersion) -> dict[str, Any]:

@@ -12,13 +12,12 @@ from django.contrib.admin.utils import display_for_value
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
-from knowledge.models import MemoryLink, Triple
 from memories import services
 from memories.models import Memory, MemoryVersion, ScopeType
 from memory_platform.exceptions import DomainError
 from organizations.admin_scoping import OrganizationScopedAdmin
 from organizations.principal import Principal
-from organizations.services import principal_for_user
+from organizations.selectors import principal_for_user
 
 EDITABLE_FIELDS = [
     "scope_type",
@@ -41,73 +40,30 @@ def _principal(request: HttpRequest, memory_or_org: Any) -> Principal:
     return principal_for_user(user=request.user, organization=organization)  # type: ignore[arg-type]
 
 
-class MemoryVersionInline(admin.TabularInline):
-    model = MemoryVersion
+class MemoryPartInline(admin.TabularInline):
+    """A read-only table of what belongs to the memory on its page (versions here; links and
+    facts, attached by knowledge/admin.py)."""
+
     extra = 0
     can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Part of the memory: whoever may see the memory sees it, whatever Django's per-model
+        # permissions say (the admin follows organization roles instead).
+        return self.admin_site.get_model_admin(Memory).has_view_permission(request, obj)
+
+
+class MemoryVersionInline(MemoryPartInline):
+    model = MemoryVersion
     fields = ("version", "change", "changed_fields", "actor", "reason", "created_at")
     readonly_fields = fields
     ordering = ["-version"]
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        # The history is part of the memory: whoever may see the memory sees its versions, whatever
-        # Django's per-model permissions say (the admin follows organization roles instead).
-        return self.admin_site.get_model_admin(Memory).has_view_permission(request, obj)
-
-
-class OutgoingLinkInline(admin.TabularInline):
-    """Links from this memory (the knowledge graph around it)."""
-
-    model = MemoryLink
-    fk_name = "source"
-    extra = 0
-    can_delete = False
-    fields = ("relation_type", "target", "created_at", "removed_at")
-    readonly_fields = fields
-    verbose_name_plural = "links to other memories"
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self.admin_site.get_model_admin(Memory).has_view_permission(request, obj)
-
-
-class IncomingLinkInline(OutgoingLinkInline):
-    fk_name = "target"
-    fields = ("relation_type", "source", "created_at", "removed_at")
-    readonly_fields = fields
-    verbose_name_plural = "links from other memories"
-
-
-class LearnedFactInline(admin.TabularInline):
-    """Temporal facts recorded from this memory (kg-assert with its memory_id)."""
-
-    model = Triple
-    fk_name = "memory"
-    extra = 0
-    can_delete = False
-    fields = ("subject", "predicate", "object", "valid_from", "valid_to", "recorded_at", "expired_at")
-    readonly_fields = fields
-    verbose_name_plural = "facts learned from this memory"
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self.admin_site.get_model_admin(Memory).has_view_permission(request, obj)
 
 
 class DeletedFilter(admin.SimpleListFilter):
@@ -188,7 +144,8 @@ class MemoryAdmin(OrganizationScopedAdmin):
     search_fields = ["title", "current_content", "tags"]
     list_select_related = ["organization", "repository"]
     date_hierarchy = "created_at"
-    inlines = [MemoryVersionInline, OutgoingLinkInline, IncomingLinkInline, LearnedFactInline]
+    # knowledge/admin.py adds the links and facts: knowledge builds on memories, not the reverse.
+    inlines = [MemoryVersionInline]
     readonly_fields = [
         "id",
         "version",

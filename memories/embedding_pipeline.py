@@ -78,11 +78,21 @@ def apply_embedding(memory: Memory, vector: list[float] | None) -> None:
 EMBEDDING_FIELDS = ["embedding", "embedding_status", "embedding_model"]
 
 
-def schedule_backfill(memory_ids: list[str]) -> None:
-    from memories.tasks import memory_embed_pending
+# How a backfill reaches the worker. memories.tasks sets it (MemoriesConfig.ready imports that
+# module in every process): the pipeline does not import the tasks that call it back.
+_backfill_enqueuers: list[Callable[[list[str]], object]] = []
 
+
+def backfill_enqueuer_set(enqueue: Callable[[list[str]], object]) -> None:
+    _backfill_enqueuers[:] = [enqueue]
+
+
+def schedule_backfill(memory_ids: list[str]) -> None:
+    if not _backfill_enqueuers:
+        logger.warning("no backfill task is registered; the periodic sweep will embed these memories")
+        return
     try:
-        memory_embed_pending.delay(memory_ids)
+        _backfill_enqueuers[0](memory_ids)
     except Exception:  # a broker outage must not fail the write; the periodic sweep catches up
         logger.exception("could not enqueue the embedding backfill; the periodic sweep will retry")
 

@@ -6,6 +6,8 @@ Layers, in priority order (a lower layer only gets the budget the layers above l
    verified), by importance;
 3. memories relevant to the query (or to the phase names), from hybrid search.
 Entries that do not fit are dropped whole; smaller later ones may still fit.
+
+Everything here reads; keeping a bundle under an idempotency key is memories.recall_bundles.
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import IntegrityError, transaction
 from django.db.models import Case, IntegerField, Q, Value, When
 
 from memories.models import Memory, MemoryType, RecallBundle, Status
+from memories.recall_bundles import recall_bundle_record
 from memories.search import SearchParams, memory_search
 from memories.selectors import MemoryFilters, memory_list
 from memories.tokens import count_tokens
@@ -86,7 +88,7 @@ def _relevant(principal: Principal, text: str) -> Iterable[Memory]:
     return [hit.memory for hit in page.hits]
 
 
-def build_bundle(principal: Principal, phases: list[str], query: str, budget_tokens: int) -> str:
+def recall_bundle_build(principal: Principal, phases: list[str], query: str, budget_tokens: int) -> str:
     focus = query or " ".join(phases)
     header = f"# Memory recall for {principal.organization.slug}\n"
     if phases:
@@ -133,22 +135,19 @@ def memory_recall(
     phases, query, budget_tokens = _validate(phases, query, budget_tokens)
     if idempotency_key is not None and (not isinstance(idempotency_key, str) or not idempotency_key.strip()):
         raise ValidationError("idempotency_key must be non-empty text")
-    if idempotency_key:
-        cached = RecallBundle.objects.filter(
-            organization=principal.organization, actor=principal.label, key=idempotency_key
-        ).first()
-        if cached is not None:
-            return cached.bundle
-    bundle = build_bundle(principal, phases, query, budget_tokens)
-    if idempotency_key:
-        try:
-            with transaction.atomic():
-                RecallBundle.objects.create(
-                    organization=principal.organization, actor=principal.label, key=idempotency_key, bundle=bundle
-                )
-        except IntegrityError:
-            # A concurrent call with the same key stored its bundle first: answer with that one.
-            return RecallBundle.objects.get(
-                organization=principal.organization, actor=principal.label, key=idempotency_key
-            ).bundle
-    return bundle
+    if not idempotency_key:
+        return recall_bundle_build(principal, phases, query, budget_tokens)
+    stored = recall_bundle_stored(principal, idempotency_key)
+    if stored is not None:
+        return stored
+    bundle = recall_bundle_build(principal, phases, query, budget_tokens)
+    return recall_bundle_record(principal=principal, key=idempotency_key, bundle=bundle)
+
+
+def recall_bundle_stored(principal: Principal, key: str) -> str | None:
+    """The bundle this principal had kept under ``key``, if any."""
+    return (
+        RecallBundle.objects.filter(organization=principal.organization, actor=principal.label, key=key)
+        .values_list("bundle", flat=True)
+        .first()
+    )

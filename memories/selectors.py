@@ -38,16 +38,21 @@ def memory_visible_queryset(principal: Principal, *, include_deleted: bool = Fal
     return queryset
 
 
-def memory_get(principal: Principal, memory_id: Any, *, include_deleted: bool = False) -> Memory:
-    parsed = validation.memory_id(memory_id)
-    memory = (
-        memory_visible_queryset(principal, include_deleted=include_deleted)
-        .select_related("organization", "repository", "owner")
-        .filter(pk=parsed)
-        .first()
-    )
+def memory_get(
+    principal: Principal, memory_id: Any, *, include_deleted: bool = False, for_update: bool = False, field: str = "id"
+) -> Memory:
+    """The visible memory, else NotFound: every read and write finds "its" memory through here.
+
+    ``for_update`` locks the row until the transaction ends (writes); ``field`` names the argument
+    the id came from, in both the invalid-id and the not-found message.
+    """
+    parsed = validation.memory_id(memory_id, field)
+    queryset = memory_visible_queryset(principal, include_deleted=include_deleted)
+    if for_update:
+        queryset = queryset.select_for_update(of=("self",))
+    memory = queryset.select_related("organization", "repository", "owner").filter(pk=parsed).first()
     if memory is None:
-        raise NotFound(f"memory {parsed} not found")
+        raise NotFound(f"memory {parsed} not found" if field == "id" else f"memory {parsed} ({field}) not found")
     return memory
 
 

@@ -26,10 +26,11 @@ from memories.embedding_pipeline import (
 )
 from memories.embeddings import get_provider
 from memories.models import EmbeddingStatus, Memory, MemoryVersion, ScopeType, Status
+from memories.public import memory_values
 from memories.search import memories_changed
-from memories.selectors import memory_visible_queryset
+from memories.selectors import memory_get, memory_visible_queryset
 from memory_platform.bulk import copy_insert
-from memory_platform.exceptions import Conflict, DomainError, Locked, NotFound, PermissionDenied, ValidationError
+from memory_platform.exceptions import Conflict, DomainError, Locked, PermissionDenied, ValidationError
 from organizations.audit import audit_event, audit_record
 from organizations.models import Repository, Role
 from organizations.principal import Principal
@@ -63,29 +64,8 @@ WRITABLE_FIELDS = (
 
 
 def memory_snapshot(memory: Memory) -> dict[str, Any]:
-    """The memory as one JSON object: what a version keeps."""
-    return {
-        "id": str(memory.id),
-        "organization": memory.organization.slug,
-        "repository": memory.repository.slug if memory.repository else None,
-        "scope_type": memory.scope_type,
-        "memory_type": memory.memory_type,
-        "title": memory.title,
-        "current_content": memory.current_content,
-        "status": memory.status,
-        "importance": memory.importance,
-        "metadata": memory.metadata,
-        "tags": list(memory.tags),
-        "source": memory.source,
-        "owner": memory.owner.get_username() if memory.owner else None,
-        "valid_from": memory.valid_from.isoformat() if memory.valid_from else None,
-        "valid_until": memory.valid_until.isoformat() if memory.valid_until else None,
-        "superseded_by": str(memory.superseded_by_id) if memory.superseded_by_id else None,
-        "deleted_at": memory.deleted_at.isoformat() if memory.deleted_at else None,
-        "version": memory.version,
-        "created_at": memory.created_at.isoformat(),
-        "updated_at": memory.updated_at.isoformat(),
-    }
+    """The memory as one JSON object: what a version keeps (its public fields and its owner)."""
+    return {**memory_values(memory), "owner": memory.owner.get_username() if memory.owner else None}
 
 
 def _version_row(*, principal: Principal, memory: Memory, change: str, fields: list[str], reason: str) -> MemoryVersion:
@@ -362,17 +342,7 @@ def _new_row(
 
 
 def _locked_for_write(principal: Principal, memory_id: Any) -> Memory:
-    parsed = validation.memory_id(memory_id)
-    memory = (
-        memory_visible_queryset(principal)
-        .select_for_update(of=("self",))
-        .select_related("organization", "repository", "owner")
-        .filter(pk=parsed)
-        .first()
-    )
-    if memory is None:
-        raise NotFound(f"memory {parsed} not found")
-    return memory
+    return memory_get(principal, memory_id, for_update=True)
 
 
 def _save_change(*, principal: Principal, memory: Memory, fields: list[str], change: str, reason: str) -> Memory:
@@ -509,18 +479,9 @@ def memory_delete(*, principal: Principal, memory_id: Any, reason: str = "") -> 
 @transaction.atomic
 def memory_restore(*, principal: Principal, memory_id: Any, reason: str = "") -> Memory:
     principal.require(Role.CURATOR, "restoring a deleted memory")
-    parsed = validation.memory_id(memory_id)
-    memory = (
-        memory_visible_queryset(principal, include_deleted=True)
-        .select_for_update(of=("self",))
-        .select_related("organization", "repository", "owner")
-        .filter(pk=parsed)
-        .first()
-    )
-    if memory is None:
-        raise NotFound(f"memory {parsed} not found")
+    memory = memory_get(principal, memory_id, include_deleted=True, for_update=True)
     if memory.deleted_at is None:
-        raise Conflict(f"memory {parsed} is not deleted")
+        raise Conflict(f"memory {memory.pk} is not deleted")
     _check_mutable(principal, memory, "restoring it")
     memory.deleted_at = None
     return _save_change(principal=principal, memory=memory, fields=["deleted_at"], change="restore", reason=reason)
@@ -841,10 +802,7 @@ def memory_invalidate(*, principal: Principal, memory_id: Any, reason: Any, supe
         successor_id = validation.memory_id(superseded_by, "superseded_by")
         if successor_id == memory.pk:
             raise ValidationError("a memory cannot supersede itself", details={"field": "superseded_by"})
-        successor = memory_visible_queryset(principal).filter(pk=successor_id).first()
-        if successor is None:
-            raise NotFound(f"memory {successor_id} (superseded_by) not found")
-        memory.superseded_by = successor
+        memory.superseded_by = memory_get(principal, successor_id, field="superseded_by")
         fields.append("superseded_by")
     now = timezone.now()
     memory.status = Status.DEPRECATED

@@ -1,4 +1,8 @@
-"""Background work on memories. Tasks are thin: they call the pipeline and retry on failure."""
+"""Background work on memories. Tasks are thin: they call the pipeline and retry on failure.
+
+This module depends on the pipeline, never the reverse: it hands the pipeline the way to enqueue
+a backfill (imported by MemoriesConfig.ready, so web processes have it too).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Any
 from celery import shared_task
 from celery.utils.time import get_exponential_backoff_interval
 
+from memories import embedding_pipeline
 from memories.embeddings import EmbeddingError
 
 logger = logging.getLogger(__name__)
@@ -24,10 +29,8 @@ def memory_embed_pending(self: Any, memory_ids: list[str] | None = None) -> int:
     is down. Without them it is the periodic sweep over every pending memory, which does not retry:
     the next sweep is a minute away, and retrying would pile up one waiting task per minute.
     """
-    from memories.embedding_pipeline import embed_pending
-
     try:
-        return embed_pending(memory_ids=memory_ids)
+        return embedding_pipeline.embed_pending(memory_ids=memory_ids)
     except EmbeddingError as error:
         if memory_ids is None:
             logger.warning("embedding sweep skipped, the provider is unavailable: %s", error)
@@ -36,3 +39,6 @@ def memory_embed_pending(self: Any, memory_ids: list[str] | None = None) -> int:
             BACKOFF_FACTOR, self.request.retries, BACKOFF_MAX, full_jitter=True
         )
         raise self.retry(exc=error, countdown=countdown) from error
+
+
+embedding_pipeline.backfill_enqueuer_set(memory_embed_pending.delay)

@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "organizations",
     "memories",
     "knowledge",
+    "instructions",
     "mcp_api",
     "rest_api",
 ]

@@ -10,7 +10,8 @@ from django.http import HttpRequest
 from memory_platform.exceptions import DomainError
 from organizations.admin_scoping import OrganizationScopedAdmin, organizations_for
 from organizations.models import ApiToken, AuditEvent, Membership, Organization, Repository, Role, User
-from organizations.services import principal_for_user, token_revoke
+from organizations.selectors import principal_for_user
+from organizations.services import token_revoke
 
 admin.site.site_header = "Memory Platform"
 admin.site.site_title = "Memory Platform"

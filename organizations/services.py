@@ -1,4 +1,9 @@
-"""Writes for tenancy: organizations, repositories, memberships and API tokens."""
+"""Writes for tenancy: organizations, repositories, memberships and API tokens.
+
+Reads live in organizations/selectors.py. ``principal_for_token`` stays here although it mostly
+reads: authenticating a token records its use (``last_used_at``), a write, and every interface
+calls it as the one authentication step.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,10 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
 from django.utils import timezone
 
 from memory_platform.exceptions import AuthenticationFailed, Conflict, NotFound, ValidationError
+from organizations import selectors
 from organizations.audit import audit_record
 from organizations.models import ApiToken, Membership, Organization, Repository, Role, User, slug_validator
 from organizations.principal import Principal
@@ -110,7 +115,7 @@ def token_create(
     _validate_role(role)
     if expires_at is not None and expires_at <= timezone.now():
         raise ValidationError("expires_at must be in the future")
-    is_member = user is not None and Membership.objects.filter(user=user, organization=principal.organization).exists()
+    is_member = user is not None and selectors.is_member(user, principal.organization)
     if user is not None and not user.is_superuser and not is_member:
         raise ValidationError(f"user '{user.get_username()}' is not a member of {principal.organization.slug}")
     raw, prefix, secret_hash = ApiToken.generate()
@@ -181,7 +186,7 @@ def _check_token_user(token: ApiToken, user: User) -> None:
         raise AuthenticationFailed(
             f"the user of this token, {user.get_username()}, is deactivated; ask an organization admin"
         )
-    if not user.is_superuser and not Membership.objects.filter(user=user, organization=token.organization).exists():
+    if not user.is_superuser and not selectors.is_member(user, token.organization):
         raise AuthenticationFailed(
             f"the user of this token, {user.get_username()}, is no longer a member of "
             f"{token.organization.slug}; ask an organization admin"
@@ -195,40 +200,3 @@ def _touch_token(token: ApiToken) -> None:
     if token.last_used_at is None or now - token.last_used_at >= resolution:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
-
-
-def principal_for_user(*, user: User, organization: Organization) -> Principal:
-    """The principal of a logged-in person acting in one organization."""
-    if user.is_superuser:
-        return Principal(organization=organization, role=Role.ADMIN, user=user, is_superuser=True)
-    membership = Membership.objects.filter(user=user, organization=organization).first()
-    if membership is None:
-        raise NotFound(f"organization '{organization.slug}' not found")
-    return Principal(organization=organization, role=membership.role, user=user)
-
-
-def repository_list(principal: Principal) -> QuerySet[Repository]:
-    return Repository.objects.filter(organization=principal.organization).order_by("slug")
-
-
-def repository_get(principal: Principal, slug: str) -> Repository:
-    repository = Repository.objects.filter(organization=principal.organization, slug=slug).first()
-    if repository is None:
-        raise NotFound(f"repository '{slug}' not found in {principal.organization.slug}")
-    return repository
-
-
-def token_list(principal: Principal) -> QuerySet[ApiToken]:
-    """The organization's tokens, newest first, for its admins (never their secrets: only hashes exist)."""
-    principal.require(Role.ADMIN, "listing API tokens")
-    return ApiToken.objects.filter(organization=principal.organization).select_related("user").order_by("-created_at")
-
-
-def member_by_username(principal: Principal, username: str) -> User:
-    """A member of the principal's organization, by username (for tokens that act for a person)."""
-    user = User.objects.filter(username=username, memberships__organization=principal.organization).first()
-    if user is None:
-        raise ValidationError(
-            f"user '{username}' is not a member of {principal.organization.slug}", details={"field": "user"}
-        )
-    return user

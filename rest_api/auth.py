@@ -12,9 +12,9 @@ from rest_framework import authentication, exceptions, permissions
 from rest_framework.request import Request
 
 from memory_platform.exceptions import DomainError
-from organizations.models import Membership, Organization
 from organizations.principal import Principal
-from organizations.services import principal_for_token, principal_for_user
+from organizations.selectors import organization_by_slug, organizations_of_user, principal_for_user
+from organizations.services import principal_for_token
 
 ORGANIZATION_HEADER = "X-Organization"
 
@@ -61,19 +61,19 @@ class SessionPrincipalAuthentication(authentication.SessionAuthentication):
         user = result[0]
         slug = request.headers.get(ORGANIZATION_HEADER, "").strip()
         if slug:
-            organization = Organization.objects.filter(slug=slug).first()
+            organization = organization_by_slug(slug)
             if organization is None:
                 raise exceptions.AuthenticationFailed(
                     f"organization '{slug}' (the {ORGANIZATION_HEADER} header) not found"
                 )
         else:
-            memberships = list(Membership.objects.filter(user=user).select_related("organization")[:2])
-            if len(memberships) != 1:
+            organizations = organizations_of_user(user, limit=2)
+            if len(organizations) != 1:
                 raise exceptions.AuthenticationFailed(
                     f"say which organization to act in with the {ORGANIZATION_HEADER} header "
-                    f"(you belong to {'several' if memberships else 'none'})"
+                    f"(you belong to {'several' if organizations else 'none'})"
                 )
-            organization = memberships[0].organization
+            organization = organizations[0]
         try:
             principal = principal_for_user(user=user, organization=organization)
         except DomainError as error:

@@ -17,6 +17,7 @@ from rest_framework import serializers
 from knowledge.models import RelationType
 from memories import validation
 from memories.models import IMPORTANCE_MAX, IMPORTANCE_MIN, MemoryType, ScopeType, Status
+from memories.public import MEMORY_FIELDS
 from memories.search import MAX_QUERY_CHARS, MAX_RESULTS, Fusion, SearchMode
 from organizations.models import Role, slug_validator
 
@@ -210,6 +211,13 @@ class MemorySerializer(serializers.Serializer):
     deleted_at = serializers.DateTimeField(allow_null=True)
     source = serializers.DictField()
     embedding_status = serializers.CharField(help_text="ready, pending (being embedded) or failed.")
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        # The memory's public fields, in memories.public.MEMORY_FIELDS order (a KeyError here
+        # names a field added there that REST has no type for yet), then the rest as declared.
+        fields = super().get_fields()
+        public = {name: fields.pop(name) for name in MEMORY_FIELDS}
+        return {**public, **fields}
 
 
 class SearchHitSerializer(MemorySerializer):

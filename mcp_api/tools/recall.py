@@ -20,6 +20,8 @@ from organizations.principal import Principal
         'the query, trimmed to `budget_tokens`. Call it when you start a task or a phase such as "plan", '
         '"work" or "review". With `idempotency_key`, repeating the call returns the same bundle.'
     ),
+    # Read-only although a call with idempotency_key keeps its bundle (memories.recall_bundles):
+    # that record only replays this tool's own answer; no memory or other state changes.
     read_only=True,
 )
 def memory_recall_tool(

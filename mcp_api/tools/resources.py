@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from mcp_api.models import InstructionKey
+from instructions.models import InstructionKey
+from instructions.selectors import instruction_text
 from mcp_api.payloads import memory_index_payload, memory_payload
 from mcp_api.server import prompt, resource
-from mcp_api.texts import instruction_text
 from memories.selectors import memory_get, memory_visible_queryset
 from organizations.principal import Principal
 

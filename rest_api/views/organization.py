@@ -10,9 +10,11 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from mcp_api import texts
+from instructions.models import InstructionKey
+from instructions.selectors import instruction_text_get, instruction_text_list
+from instructions.services import instruction_text_reset, instruction_text_set
 from memories.selectors import memory_status_report
-from organizations import services
+from organizations import selectors, services
 from rest_api import serializers as s
 from rest_api.views.base import ApiView, created_or_found
 
@@ -25,7 +27,7 @@ class RepositoryListView(ApiView):
         responses={200: s.RepositorySerializer(many=True)},
     )
     def get(self, request: Request) -> Response:
-        return Response(s.RepositorySerializer(services.repository_list(self.principal), many=True).data)
+        return Response(s.RepositorySerializer(selectors.repository_list(self.principal), many=True).data)
 
     @extend_schema(
         tags=["organization"],
@@ -55,7 +57,7 @@ class RepositoryDetailView(ApiView):
         responses={200: s.RepositorySerializer},
     )
     def get(self, request: Request, slug: str) -> Response:
-        return Response(s.RepositorySerializer(services.repository_get(self.principal, slug)).data)
+        return Response(s.RepositorySerializer(selectors.repository_get(self.principal, slug)).data)
 
 
 class TokenListView(ApiView):
@@ -67,7 +69,7 @@ class TokenListView(ApiView):
         responses={200: s.TokenSerializer(many=True)},
     )
     def get(self, request: Request) -> Response:
-        return Response(s.TokenSerializer(services.token_list(self.principal), many=True).data)
+        return Response(s.TokenSerializer(selectors.token_list(self.principal), many=True).data)
 
     @extend_schema(
         tags=["organization"],
@@ -79,7 +81,7 @@ class TokenListView(ApiView):
     )
     def post(self, request: Request) -> Response:
         data = self.body(s.TokenCreateSerializer)
-        user = services.member_by_username(self.principal, data["user"]) if data.get("user") else None
+        user = selectors.member_by_username(self.principal, data["user"]) if data.get("user") else None
         issued = services.token_create(
             principal=self.principal,
             role=data["role"],
@@ -107,7 +109,7 @@ class TokenDetailView(ApiView):
 
 
 TextKeyParameter = OpenApiParameter(
-    "key", OpenApiTypes.STR, OpenApiParameter.PATH, enum=[key.value for key in texts.InstructionKey]
+    "key", OpenApiTypes.STR, OpenApiParameter.PATH, enum=[key.value for key in InstructionKey]
 )
 
 
@@ -120,7 +122,7 @@ class TextListView(ApiView):
         responses={200: s.TextSerializer(many=True)},
     )
     def get(self, request: Request) -> Response:
-        return Response(s.TextSerializer(texts.instruction_text_list(self.principal), many=True).data)
+        return Response(s.TextSerializer(instruction_text_list(self.principal), many=True).data)
 
 
 class TextDetailView(ApiView):
@@ -132,7 +134,7 @@ class TextDetailView(ApiView):
         responses={200: s.TextSerializer},
     )
     def get(self, request: Request, key: str) -> Response:
-        return Response(s.TextSerializer(texts.instruction_text_get(self.principal, key)).data)
+        return Response(s.TextSerializer(instruction_text_get(self.principal, key)).data)
 
     @extend_schema(
         tags=["organization"],
@@ -144,7 +146,7 @@ class TextDetailView(ApiView):
     )
     def put(self, request: Request, key: str) -> Response:
         data = self.body(s.TextUpdateSerializer)
-        entry = texts.instruction_text_set(principal=self.principal, key=key, text=data["text"])
+        entry = instruction_text_set(principal=self.principal, key=key, text=data["text"])
         return Response(s.TextSerializer(entry).data)
 
     @extend_schema(
@@ -155,7 +157,7 @@ class TextDetailView(ApiView):
         responses={200: s.TextSerializer},
     )
     def delete(self, request: Request, key: str) -> Response:
-        return Response(s.TextSerializer(texts.instruction_text_reset(principal=self.principal, key=key)).data)
+        return Response(s.TextSerializer(instruction_text_reset(principal=self.principal, key=key)).data)
 
 
 class StatusView(ApiView):

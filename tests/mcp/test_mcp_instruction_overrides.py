@@ -6,7 +6,7 @@ import pytest
 from django.conf import settings
 from mcp import ClientSession
 
-from mcp_api.models import InstructionKey, InstructionText
+from instructions.models import InstructionKey, InstructionText
 from tests.conftest import Tenant
 from tests.mcp.client import McpClient
 from tests.mcp.conftest import Connect

@@ -4,7 +4,7 @@ import pytest
 
 from memory_platform.exceptions import NotFound
 from organizations.models import Membership, Role, User
-from organizations.services import principal_for_user
+from organizations.selectors import principal_for_user
 from tests.conftest import Tenant
 
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from instructions.models import InstructionText
 from knowledge.models import Entity, MemoryLink, Triple
-from mcp_api.models import InstructionText
 from memories.models import Memory
 from organizations.models import ApiToken, AuditEvent
 from tests.rest_api.conftest import API, Api, World, error_of, memory_body

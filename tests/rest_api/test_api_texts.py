@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mcp_api.models import InstructionKey, InstructionText
-from mcp_api.texts import default_text
+from instructions.models import InstructionKey, InstructionText
+from instructions.selectors import default_text
 from tests.rest_api.conftest import API, Api, error_of
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from memory_platform.exceptions import DomainError
+from organizations import selectors
 from organizations.models import Organization, Role
 
 
@@ -28,9 +29,9 @@ def check_role(role: str) -> str:
 
 
 def organization_by_slug(slug: str) -> Organization:
-    organization = Organization.objects.filter(slug=slug).first()
+    organization = selectors.organization_by_slug(slug)
     if organization is None:
-        known = ", ".join(Organization.objects.values_list("slug", flat=True)[:20]) or "none yet"
+        known = ", ".join(selectors.organization_slugs(limit=20)) or "none yet"
         raise CommandError(f"no organization '{slug}' (known: {known}); create it with create_organization")
     return organization
 

@@ -1,4 +1,4 @@
-"""Prompt and doc texts: the organization's override, else the shipped default; admins edit them."""
+"""Reads of the prompt and doc texts: the organization's override, else the shipped default."""
 
 from __future__ import annotations
 
@@ -8,18 +8,17 @@ from functools import cache
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
-from django.utils import timezone
 
-from mcp_api.models import InstructionKey, InstructionText
-from memory_platform.exceptions import NotFound, ValidationError
-from organizations.audit import audit_record
-from organizations.models import Organization, Role
+from instructions.models import InstructionKey, InstructionText
+from memory_platform.exceptions import NotFound
+from organizations.models import Organization
 from organizations.principal import Principal
 
 
 @cache
 def default_text(key: str) -> str:
+    # The defaults stay under templates/mcp/: they are what the MCP server shipped with, and
+    # operators who customised their deployment know them there.
     return (Path(settings.BASE_DIR) / "templates" / "mcp" / f"{key}.md").read_text()
 
 
@@ -66,30 +65,3 @@ def instruction_key(value: str) -> InstructionKey:
 def instruction_text_get(principal: Principal, key: str) -> TextEntry:
     wanted = instruction_key(key)
     return next(entry for entry in instruction_text_list(principal) if entry.key == wanted)
-
-
-@transaction.atomic
-def instruction_text_set(*, principal: Principal, key: str, text: str) -> TextEntry:
-    """Replace the shipped wording of one prompt or doc for the organization (admins)."""
-    principal.require(Role.ADMIN, "editing prompt and doc texts")
-    wanted = instruction_key(key)
-    if not isinstance(text, str) or not text.strip():
-        raise ValidationError("text must not be empty; delete the text to go back to the default")
-    InstructionText.objects.update_or_create(
-        organization=principal.organization,
-        key=wanted.value,
-        defaults={"text": text, "updated_at": timezone.now(), "updated_by": principal.user},
-    )
-    audit_record(principal=principal, action="text.update", target_type="instruction_text", target_id=wanted.value)
-    return instruction_text_get(principal, wanted.value)
-
-
-@transaction.atomic
-def instruction_text_reset(*, principal: Principal, key: str) -> TextEntry:
-    """Go back to the shipped default."""
-    principal.require(Role.ADMIN, "editing prompt and doc texts")
-    wanted = instruction_key(key)
-    deleted, _ = InstructionText.objects.filter(organization=principal.organization, key=wanted.value).delete()
-    if deleted:
-        audit_record(principal=principal, action="text.reset", target_type="instruction_text", target_id=wanted.value)
-    return instruction_text_get(principal, wanted.value)

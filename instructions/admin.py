@@ -4,9 +4,10 @@ from typing import Any
 
 from django.contrib import admin
 from django.http import HttpRequest
+from django.utils import timezone
 
-from mcp_api.models import InstructionText
-from mcp_api.texts import default_text
+from instructions.models import InstructionText
+from instructions.selectors import default_text
 from organizations.admin_scoping import OrganizationScopedAdmin
 from organizations.models import Role
 
@@ -29,8 +30,6 @@ class InstructionTextAdmin(OrganizationScopedAdmin):
         return initial
 
     def save_model(self, request: HttpRequest, obj: InstructionText, form: Any, change: bool) -> None:
-        from django.utils import timezone
-
         obj.updated_by = request.user  # type: ignore[assignment]
         obj.updated_at = timezone.now()
         super().save_model(request, obj, form, change)

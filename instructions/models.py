@@ -1,4 +1,8 @@
-"""Texts the MCP server hands to agents (prompts and docs), overridable per organization."""
+"""Texts agents are handed (MCP prompts and docs), overridable per organization.
+
+They lived in mcp_api until REST came to edit them too: they are the organization's data, not
+one interface's, so both interfaces now read and write them here.
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class InstructionsConfig(AppConfig):
+    name = "instructions"
+    verbose_name = "Agent instructions"

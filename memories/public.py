@@ -1,0 +1,65 @@
+"""The memory's public fields: one list, in one order, for every place that shows a memory whole.
+
+The MCP payload (mcp_api/payloads.py), the snapshot each version keeps (memories.services
+memory_snapshot) and the REST serializer (rest_api/serializers.py MemorySerializer) all take
+their fields from ``MEMORY_FIELDS``; a field added here appears in all three (REST refuses to
+serialize until it declares the field's type).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from memories.models import Memory
+
+MEMORY_FIELDS: tuple[str, ...] = (
+    "id",
+    "organization",
+    "repository",
+    "scope_type",
+    "memory_type",
+    "title",
+    "current_content",
+    "status",
+    "importance",
+    "metadata",
+    "tags",
+    "version",
+    "created_at",
+    "updated_at",
+    "valid_from",
+    "valid_until",
+    "superseded_by",
+    "deleted_at",
+    "source",
+)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def memory_values(memory: Memory) -> dict[str, Any]:
+    """Every public field as JSON: ids and slugs as text, times in ISO 8601, None when unset."""
+    return {
+        "id": str(memory.id),
+        "organization": memory.organization.slug,
+        "repository": memory.repository.slug if memory.repository else None,
+        "scope_type": memory.scope_type,
+        "memory_type": memory.memory_type,
+        "title": memory.title,
+        "current_content": memory.current_content,
+        "status": memory.status,
+        "importance": memory.importance,
+        "metadata": memory.metadata,
+        "tags": list(memory.tags),
+        "version": memory.version,
+        "created_at": _iso(memory.created_at),
+        "updated_at": _iso(memory.updated_at),
+        "valid_from": _iso(memory.valid_from),
+        "valid_until": _iso(memory.valid_until),
+        "superseded_by": str(memory.superseded_by_id) if memory.superseded_by_id else None,
+        "deleted_at": _iso(memory.deleted_at),
+        "source": memory.source,
+    }
