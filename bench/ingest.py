@@ -694,8 +694,8 @@ def batch_ingest(
     from django.db import connection
     from tqdm import tqdm
 
+    from memories.batch import memory_batch_create
     from memories.embeddings import get_provider
-    from memories.services import memory_batch_create
 
     principals = create_organizations(tenants)
     batches = [(t.slug, list(batch)) for t in tenants for batch in chunks(t.memories, batch_size)]

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from knowledge.models import Entity, EntityAlias, MemoryLink, Predicate, RelationType, Triple
 from memories import validation
+from memories.inputs import MemoryId
 from memories.models import ScopeType, Status
 from memories.selectors import memory_get
 from memory_platform.exceptions import Conflict, Locked, NotFound, ValidationError
@@ -19,7 +20,7 @@ from organizations.principal import Principal
 from organizations.services import repository_get_or_create
 
 
-def _relation(value: Any) -> str:
+def _relation(value: str | None) -> str:
     relation = value or RelationType.RELATED
     if relation not in RelationType.values:
         raise ValidationError(
@@ -30,8 +31,12 @@ def _relation(value: Any) -> str:
 
 
 @transaction.atomic
-def link_create(*, principal: Principal, source_id: Any, target_id: Any, relation_type: Any = None) -> MemoryLink:
-    """Link two memories. Linking twice changes nothing (the existing link is returned)."""
+def link_create(
+    *, principal: Principal, source_id: MemoryId, target_id: MemoryId, relation_type: str | None = None
+) -> tuple[MemoryLink, bool]:
+    """Link two memories; returns the link and whether this call created it.
+
+    Linking twice changes nothing (the existing link is returned)."""
     principal.require(Role.AGENT, "linking memories")
     relation = _relation(relation_type)
     source = memory_get(principal, validation.memory_id(source_id, "source_id"))
@@ -51,7 +56,7 @@ def link_create(*, principal: Principal, source_id: Any, target_id: Any, relatio
         source=source, target=target, relation_type=relation, removed_at__isnull=True
     ).first()
     if existing is not None:
-        return existing
+        return existing, False
     try:
         with transaction.atomic():
             link = MemoryLink.objects.create(
@@ -64,7 +69,8 @@ def link_create(*, principal: Principal, source_id: Any, target_id: Any, relatio
             )
     except IntegrityError:
         # A concurrent identical link won: linking is idempotent.
-        return MemoryLink.objects.get(source=source, target=target, relation_type=relation, removed_at__isnull=True)
+        found = MemoryLink.objects.get(source=source, target=target, relation_type=relation, removed_at__isnull=True)
+        return found, False
     audit_record(
         principal=principal,
         action="link.create",
@@ -72,11 +78,13 @@ def link_create(*, principal: Principal, source_id: Any, target_id: Any, relatio
         target_id=link.pk,
         data={"source": str(source.pk), "target": str(target.pk), "relation_type": relation},
     )
-    return link
+    return link, True
 
 
 @transaction.atomic
-def link_remove(*, principal: Principal, source_id: Any, target_id: Any, relation_type: Any = None) -> int:
+def link_remove(
+    *, principal: Principal, source_id: MemoryId, target_id: MemoryId, relation_type: str | None = None
+) -> int:
     """Remove a link (softly: it stays, marked removed). Returns how many were removed (0 or 1)."""
     principal.require(Role.AGENT, "unlinking memories")
     relation = _relation(relation_type)
@@ -107,7 +115,7 @@ def _normalize(name: str) -> str:
     return " ".join(name.split()).casefold()
 
 
-def _name(value: Any, field: str) -> str:
+def _name(value: object, field: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(f"{field} must be a non-empty name", details={"field": field})
     cleaned = " ".join(validation.without_nul(value, field).split())
@@ -116,19 +124,31 @@ def _name(value: Any, field: str) -> str:
     return cleaned
 
 
-def entity_resolve(*, principal: Principal, name: Any, entity_type: str = "", create: bool = True) -> Entity | None:
-    """The entity known by ``name`` (any alias, any case); created on first use when ``create``."""
-    cleaned = _name(name, "name")
-    normalized = _normalize(cleaned)
+def _entity_named(principal: Principal, normalized: str) -> Entity | None:
     alias = (
         EntityAlias.objects.select_related("entity")
         .filter(organization=principal.organization, normalized=normalized)
         .first()
     )
-    if alias is not None:
-        return alias.entity
-    if not create:
-        return None
+    return alias.entity if alias is not None else None
+
+
+def entity_resolve(*, principal: Principal, name: str, entity_type: str = "", create: bool = True) -> Entity | None:
+    """The entity known by ``name`` (any alias, any case); created on first use when ``create``."""
+    if create:
+        entity, _ = entity_get_or_create(principal=principal, name=name, entity_type=entity_type)
+        return entity
+    return _entity_named(principal, _normalize(_name(name, "name")))
+
+
+def entity_get_or_create(*, principal: Principal, name: str, entity_type: str = "") -> tuple[Entity, bool]:
+    """The entity known by ``name`` (any alias, any case), created on first use; and whether this
+    call created it."""
+    cleaned = _name(name, "name")
+    normalized = _normalize(cleaned)
+    existing = _entity_named(principal, normalized)
+    if existing is not None:
+        return existing, False
     principal.require(Role.AGENT, "creating entities")
     try:
         with transaction.atomic():
@@ -138,12 +158,12 @@ def entity_resolve(*, principal: Principal, name: Any, entity_type: str = "", cr
             )
     except IntegrityError:
         # Created concurrently under the same name: use that one.
-        return EntityAlias.objects.get(organization=principal.organization, normalized=normalized).entity
-    return entity
+        return EntityAlias.objects.get(organization=principal.organization, normalized=normalized).entity, False
+    return entity, True
 
 
 @transaction.atomic
-def entity_add_alias(*, principal: Principal, entity_name: Any, alias: Any) -> Entity:
+def entity_add_alias(*, principal: Principal, entity_name: str, alias: str) -> Entity:
     principal.require(Role.AGENT, "adding entity aliases")
     entity = entity_resolve(principal=principal, name=entity_name, create=False)
     if entity is None:
@@ -159,7 +179,7 @@ def entity_add_alias(*, principal: Principal, entity_name: Any, alias: Any) -> E
     return entity
 
 
-def _predicate(value: Any) -> str:
+def _predicate(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationError("predicate must be a non-empty name, e.g. 'works_on'", details={"field": "predicate"})
     cleaned = "_".join(_name(value, "predicate").lower().split())
@@ -168,7 +188,7 @@ def _predicate(value: Any) -> str:
     return cleaned
 
 
-def _confidence(value: Any) -> float:
+def _confidence(value: object) -> float:
     if value is None:
         return 1.0
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
@@ -214,37 +234,78 @@ def _close(triple: Triple, *, at: datetime, now: datetime, reason: str = "", suc
     )
 
 
+@dataclass(frozen=True)
+class NewFact:
+    """A fact as asserted, its fields checked (entities by name: they are resolved when written)."""
+
+    subject_name: str
+    predicate: str
+    object_name: str
+    confidence: float
+    provenance: dict[str, object]
+    valid_from: datetime | None
+
+    @classmethod
+    def parse(
+        cls,
+        *,
+        subject: object,
+        predicate: object,
+        object: object,
+        confidence: object = None,
+        provenance: object = None,
+        valid_from: object = None,
+    ) -> NewFact:
+        predicate_name = _predicate(predicate)
+        checked_confidence = _confidence(confidence)
+        subject_name, object_name = _name(subject, "name"), _name(object, "name")
+        starts = validation.aware_datetime(valid_from, "valid_from")
+        if provenance is not None and not isinstance(provenance, dict | str):
+            raise ValidationError("provenance must be text or an object", details={"field": "provenance"})
+        return cls(
+            subject_name=subject_name,
+            predicate=predicate_name,
+            object_name=object_name,
+            confidence=checked_confidence,
+            provenance={"note": provenance} if isinstance(provenance, str) else dict(provenance or {}),
+            valid_from=starts,
+        )
+
+
 @transaction.atomic
 def triple_assert(
     *,
     principal: Principal,
-    subject: Any,
-    predicate: Any,
-    object: Any,
-    confidence: Any = None,
-    provenance: Any = None,
-    valid_from: Any = None,
-    repository: Any = None,
-    memory_id: Any = None,
-) -> Triple:
-    """Record that (subject, predicate, object) holds from ``valid_from`` (default now).
+    subject: str,
+    predicate: str,
+    object: str,
+    confidence: float | None = None,
+    provenance: str | dict[str, object] | None = None,
+    valid_from: datetime | str | None = None,
+    repository: str | None = None,
+    memory_id: MemoryId | None = None,
+) -> tuple[Triple, bool]:
+    """Record that (subject, predicate, object) holds from ``valid_from`` (default now); returns
+    the fact and whether this call recorded it.
 
     Unless the predicate is declared multi-valued, the fact currently open for (subject, predicate)
     ends where the new one starts; a fact starting before a recorded one of another object ends
     where that one begins. Asserting what is already believed changes nothing.
     """
     principal.require(Role.AGENT, "asserting facts")
-    predicate_name = _predicate(predicate)
-    checked_confidence = _confidence(confidence)
-    subject_entity = entity_resolve(principal=principal, name=subject)
-    object_entity = entity_resolve(principal=principal, name=object)
-    if subject_entity is None or object_entity is None:  # entity_resolve creates: cannot happen
-        raise NotFound("entity could not be resolved")
+    asserted = NewFact.parse(
+        subject=subject,
+        predicate=predicate,
+        object=object,
+        confidence=confidence,
+        provenance=provenance,
+        valid_from=valid_from,
+    )
+    predicate_name = asserted.predicate
+    subject_entity, _ = entity_get_or_create(principal=principal, name=asserted.subject_name)
+    object_entity, _ = entity_get_or_create(principal=principal, name=asserted.object_name)
     now = timezone.now()
-    starts = validation.aware_datetime(valid_from, "valid_from") or now
-    if provenance is not None and not isinstance(provenance, dict | str):
-        raise ValidationError("provenance must be text or an object", details={"field": "provenance"})
-    provenance_value = {"note": provenance} if isinstance(provenance, str) else (provenance or {})
+    starts = asserted.valid_from or now
     repo = repository_get_or_create(principal=principal, slug=repository) if repository else None
     source_memory = memory_get(principal, validation.memory_id(memory_id, "memory_id")) if memory_id else None
 
@@ -272,14 +333,14 @@ def triple_assert(
         None,
     )
     if same is not None:
-        return same
+        return same, False
     new = Triple.objects.create(
         organization=principal.organization,
         subject=subject_entity,
         predicate=predicate_name,
         object=object_entity,
-        confidence=checked_confidence,
-        provenance=provenance_value,
+        confidence=asserted.confidence,
+        provenance=asserted.provenance,
         repository=repo,
         memory=source_memory,
         valid_from=starts,
@@ -302,11 +363,13 @@ def triple_assert(
         target_id=new.pk,
         data={"subject": subject_entity.name, "predicate": predicate_name, "object": object_entity.name},
     )
-    return new
+    return new, True
 
 
 @transaction.atomic
-def triple_invalidate(*, principal: Principal, triple_id: Any, reason: Any, successor_id: Any = None) -> Triple:
+def triple_invalidate(
+    *, principal: Principal, triple_id: int | str, reason: str, successor_id: int | str | None = None
+) -> Triple:
     """End a fact now (it stopped being true, or was never true), keeping it in the history."""
     principal.require(Role.AGENT, "invalidating facts")
     if not isinstance(reason, str) or not reason.strip():
@@ -323,7 +386,7 @@ def triple_invalidate(*, principal: Principal, triple_id: Any, reason: Any, succ
     if triple is None:
         raise NotFound(f"fact {pk} not found (or already replaced)")
     successor = None
-    if successor_id not in (None, ""):
+    if successor_id is not None and successor_id != "":
         try:
             successor_pk = int(successor_id)
         except (TypeError, ValueError):

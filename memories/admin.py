@@ -107,7 +107,7 @@ class MemoryAdminForm(forms.ModelForm):
         try:
             if self.instance._state.adding:
                 principal = _principal(self.request, cleaned["organization"])
-                self.saved = services.memory_create(principal=principal, data=data, reason="admin")
+                self.saved, _ = services.memory_create(principal=principal, data=data, reason="admin")
             else:
                 principal = _principal(self.request, self.instance)
                 changed = {field: data[field] for field in self.changed_data if field in data}

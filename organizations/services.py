@@ -63,13 +63,19 @@ def organization_create(*, slug: str, name: str = "", operator: str = "manage.py
     return organization
 
 
-@transaction.atomic
 def repository_get_or_create(*, principal: Principal, slug: str, name: str = "") -> Repository:
     """Repositories come into being the first time a writer names one."""
+    repository, _ = repository_get_or_create_flagged(principal=principal, slug=slug, name=name)
+    return repository
+
+
+@transaction.atomic
+def repository_get_or_create_flagged(*, principal: Principal, slug: str, name: str = "") -> tuple[Repository, bool]:
+    """As repository_get_or_create, and whether this call created the repository."""
     _validate_slug(slug, "repository")
     repository = Repository.objects.filter(organization=principal.organization, slug=slug).first()
     if repository is not None:
-        return repository
+        return repository, False
     principal.require(Role.AGENT, "creating a repository")
     repository, created = Repository.objects.get_or_create(
         organization=principal.organization, slug=slug, defaults={"name": name}
@@ -82,7 +88,7 @@ def repository_get_or_create(*, principal: Principal, slug: str, name: str = "")
             target_id=repository.pk,
             data={"slug": slug},
         )
-    return repository
+    return repository, created
 
 
 @transaction.atomic

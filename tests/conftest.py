@@ -88,7 +88,7 @@ def make_memory(acme: Tenant) -> MemoryFactory:
             "current_content": f"Fact number {n} about the deployment pipeline.",
         }
         data.update(fields)
-        return memory_create(principal=principal or acme.agent, data=data)
+        return memory_create(principal=principal or acme.agent, data=data)[0]
 
     return make
 

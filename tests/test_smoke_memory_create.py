@@ -6,7 +6,7 @@ from tests.conftest import Tenant
 
 
 def test_create_writes_memory_version_and_derived_title(acme: Tenant) -> None:
-    memory = memory_create(
+    memory, _ = memory_create(
         principal=acme.agent,
         data={
             "scope_type": "organization",

@@ -78,7 +78,7 @@ def kg_assert(
     valid_from: Annotated[str | None, Field(description="ISO 8601 time it became true (default now).")] = None,
     memory_id: Annotated[str | None, Field(description="Id of the memory this fact was learned from.")] = None,
 ) -> dict[str, Any]:
-    triple = services.triple_assert(
+    triple, _ = services.triple_assert(
         principal=principal,
         subject=subject,
         predicate=predicate,

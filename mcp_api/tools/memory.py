@@ -11,6 +11,7 @@ from knowledge.services import link_create
 from mcp_api.payloads import memory_payload, version_payload
 from mcp_api.server import ToolOutput, tool
 from memories import selectors, services
+from memories.batch import memory_batch_create
 from memories.models import MemoryType, ScopeType, Status
 from memories.search import MAX_RESULTS, SearchMode, SearchPage, SearchParams, memory_search
 from memory_platform.exceptions import ValidationError
@@ -83,7 +84,7 @@ def memory_write(
     tags: Tags = None,
     idempotency_key: Annotated[str | None, Field(description="Client key that makes retries safe.")] = None,
 ) -> dict[str, Any]:
-    memory = services.memory_create(
+    memory, _ = services.memory_create(
         principal=principal,
         organization=organization,
         memory_id=id,
@@ -291,7 +292,7 @@ def memory_link(
         _enum(["related", "depends_on", "supersedes", "contradicts", "derived_from", "part_of"], "Kind of relation."),
     ] = "related",
 ) -> str:
-    link = link_create(principal=principal, source_id=source_id, target_id=target_id, relation_type=relation_type)
+    link, _ = link_create(principal=principal, source_id=source_id, target_id=target_id, relation_type=relation_type)
     return f"Memories linked successfully as '{link.relation_type}'."
 
 
@@ -313,7 +314,7 @@ def memory_batch_write(
     ],
     organization: Annotated[str | None, Field(description="Your organization's slug (optional).")] = None,
 ) -> list[dict[str, Any]]:
-    results = services.memory_batch_create(principal=principal, entries=memories, organization=organization)
+    results = memory_batch_create(principal=principal, entries=memories, organization=organization)
     return [
         {"index": result.index, "ok": True, "memory": memory_payload(result.memory)}
         if result.memory is not None

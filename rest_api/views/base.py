@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -51,6 +50,7 @@ class ApiView(APIView):
         return dict(serializer.validated_data)
 
 
-def created_or_found(created_at: datetime, started: datetime) -> int:
-    """201 for an object this request created, 200 for one that was already there (a replay)."""
-    return status.HTTP_201_CREATED if created_at >= started else status.HTTP_200_OK
+def created_status(created: bool) -> int:
+    """201 for an object this request created, 200 for one that was already there (a replay),
+    as the service that wrote it says (the ``created`` of its ``(obj, created)``)."""
+    return status.HTTP_201_CREATED if created else status.HTTP_200_OK

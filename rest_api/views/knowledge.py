@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import status
@@ -11,7 +10,7 @@ from rest_framework.response import Response
 
 from knowledge import selectors, services
 from rest_api import serializers as s
-from rest_api.views.base import ApiView, created_or_found
+from rest_api.views.base import ApiView, created_status
 
 # drf-spectacular names the <int:pk> path segment "id" (SCHEMA_COERCE_PATH_PK): describe that one,
 # or the schema gets a second, required "pk" path parameter that no URL has.
@@ -29,15 +28,13 @@ class LinkCreateView(ApiView):
     )
     def post(self, request: Request) -> Response:
         data = self.body(s.LinkCreateSerializer)
-        started = timezone.now()
-        link = services.link_create(
+        link, created = services.link_create(
             principal=self.principal,
             source_id=data["source_id"],
             target_id=data["target_id"],
             relation_type=data.get("relation_type"),
         )
-        code = created_or_found(link.created_at, started)
-        return Response(s.LinkSerializer(link).data, status=code)
+        return Response(s.LinkSerializer(link).data, status=created_status(created))
 
 
 class LinkDetailView(ApiView):
@@ -110,10 +107,8 @@ class TripleListView(ApiView):
     )
     def post(self, request: Request) -> Response:
         data = self.body(s.TripleAssertSerializer)
-        started = timezone.now()
-        triple = services.triple_assert(principal=self.principal, **data)
-        code = created_or_found(triple.recorded_at, started)
-        return Response(s.TripleSerializer(triple).data, status=code)
+        triple, created = services.triple_assert(principal=self.principal, **data)
+        return Response(s.TripleSerializer(triple).data, status=created_status(created))
 
 
 class TripleInvalidateView(ApiView):
@@ -164,13 +159,11 @@ class EntityListView(ApiView):
     )
     def post(self, request: Request) -> Response:
         data = self.body(s.EntityCreateSerializer)
-        started = timezone.now()
-        entity = services.entity_resolve(
+        entity, created = services.entity_get_or_create(
             principal=self.principal, name=data["name"], entity_type=data.get("entity_type", "")
         )
-        assert entity is not None  # noqa: S101 - entity_resolve creates when asked to
-        code = created_or_found(entity.created_at, started)
-        return Response(s.EntitySerializer(selectors.entity_get(self.principal, entity.pk)).data, status=code)
+        entity_data = s.EntitySerializer(selectors.entity_get(self.principal, entity.pk)).data
+        return Response(entity_data, status=created_status(created))
 
 
 class EntityDetailView(ApiView):

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Any
 
 from django.urls import reverse
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -15,11 +14,12 @@ from rest_framework.response import Response
 
 from knowledge.selectors import memory_graph, memory_links
 from memories import selectors, services, validation
+from memories.batch import memory_batch_create
 from memories.models import Memory
 from memories.search import SearchPage, SearchParams, memory_search
 from memory_platform.exceptions import DomainError
 from rest_api import serializers as s
-from rest_api.views.base import ApiView, created_or_found
+from rest_api.views.base import ApiView
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 IdempotencyKeyParameter = OpenApiParameter(
@@ -71,9 +71,9 @@ def _idempotency_key(request: Request, body_key: str | None) -> str | None:
     return header if header is not None else body_key
 
 
-def _created_or_found(memory: Memory, started: Any) -> Response:
+def _created_response(memory: Memory, created: bool) -> Response:
     """201 with Location for a memory this request created; 200 for a replay or an upsert."""
-    if created_or_found(memory.created_at, started) == status.HTTP_201_CREATED:
+    if created:
         location = reverse("api:memory-detail", kwargs={"memory_id": memory.pk})
         return Response(memory_data(memory), status=status.HTTP_201_CREATED, headers={"Location": location})
     return Response(memory_data(memory))
@@ -168,9 +168,10 @@ class MemoryListView(ApiView):
         data = self.body(s.MemoryCreateSerializer)
         memory_id = data.pop("id", None)
         key = _idempotency_key(request, data.pop("idempotency_key", None))
-        started = timezone.now()
-        memory = services.memory_create(principal=self.principal, data=data, memory_id=memory_id, idempotency_key=key)
-        return _created_or_found(memory, started)
+        memory, created = services.memory_create(
+            principal=self.principal, data=data, memory_id=memory_id, idempotency_key=key
+        )
+        return _created_response(memory, created)
 
 
 class MemoryDetailView(ApiView):
@@ -384,7 +385,7 @@ class MemoryBatchView(ApiView):
                 {**entry, "idempotency_key": f"{header}:{index}"} if "idempotency_key" not in entry else entry
                 for index, entry in enumerate(entries)
             ]
-        results = services.memory_batch_create(principal=self.principal, entries=entries)
+        results = memory_batch_create(principal=self.principal, entries=entries)
         body = []
         for result in results:
             error = result.error

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.urls import reverse
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -16,7 +15,7 @@ from instructions.services import instruction_text_reset, instruction_text_set
 from memories.selectors import memory_status_report
 from organizations import selectors, services
 from rest_api import serializers as s
-from rest_api.views.base import ApiView, created_or_found
+from rest_api.views.base import ApiView, created_status
 
 
 class RepositoryListView(ApiView):
@@ -39,13 +38,10 @@ class RepositoryListView(ApiView):
     )
     def post(self, request: Request) -> Response:
         data = self.body(s.RepositoryCreateSerializer)
-        started = timezone.now()
-        repository = services.repository_get_or_create(
+        repository, created = services.repository_get_or_create_flagged(
             principal=self.principal, slug=data["slug"], name=data.get("name", "")
         )
-        return Response(
-            s.RepositorySerializer(repository).data, status=created_or_found(repository.created_at, started)
-        )
+        return Response(s.RepositorySerializer(repository).data, status=created_status(created))
 
 
 class RepositoryDetailView(ApiView):

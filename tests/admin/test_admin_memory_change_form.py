@@ -189,7 +189,7 @@ def test_the_change_page_shows_the_version_history(
 
 
 def test_a_superuser_edits_any_organizations_memory(globex: Tenant, login: Login) -> None:
-    memory = memory_create(
+    memory, _ = memory_create(
         principal=globex.agent,
         data={"scope_type": "organization", "memory_type": "fact", "current_content": "Globex ships on Fridays."},
     )

@@ -34,7 +34,7 @@ def globex_memory(globex: Tenant) -> Memory:
             "title": "Globex launches the doomsday device on Friday",
             "current_content": "Globex launches the doomsday device on Friday.",
         },
-    )
+    )[0]
 
 
 def _listed(client: Client) -> set[str]:

@@ -24,7 +24,7 @@ def personal_memory(acme: Tenant) -> Memory:
             "title": "I prefer tabs over spaces",
             "current_content": "I prefer tabs over spaces in every repository.",
         },
-    )
+    )[0]
 
 
 def _listed(client: Client) -> set[str]:

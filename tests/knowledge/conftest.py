@@ -47,7 +47,7 @@ def link(acme: Tenant) -> Link:
     def make(source: Memory, target: Memory, relation_type: str = "related", principal: Principal | None = None) -> Any:
         return link_create(
             principal=principal or acme.agent, source_id=source.id, target_id=target.id, relation_type=relation_type
-        )
+        )[0]
 
     return make
 

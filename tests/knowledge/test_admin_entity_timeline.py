@@ -24,7 +24,7 @@ ClientAs = Callable[..., Client]
 def alice(acme: Tenant) -> Entity:
     triple_assert(principal=acme.agent, subject="Alice", predicate="works_on", object="Payments", valid_from=at(1))
     triple_assert(principal=acme.agent, subject="Alice", predicate="works_on", object="Search", valid_from=at(6))
-    fact = triple_assert(
+    fact, _ = triple_assert(
         principal=acme.agent, subject="Alice", predicate="reports_to", object="Carol", valid_from=at(2)
     )
     triple_invalidate(principal=acme.agent, triple_id=fact.pk, reason="Carol left the company")

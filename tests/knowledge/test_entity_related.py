@@ -64,7 +64,7 @@ def test_a_cycle_of_facts_terminates(acme: Tenant) -> None:
 def test_only_current_facts_connect(acme: Tenant, org_chart: None) -> None:
     # Alice moved to Search; Bob's fact was invalidated; a future fact does not count yet.
     triple_assert(principal=acme.agent, subject="Alice", predicate="works_on", object="Search", valid_from=at(6))
-    bob = triple_assert(principal=acme.agent, subject="Bob", predicate="works_on", object="Payments")
+    bob, _ = triple_assert(principal=acme.agent, subject="Bob", predicate="works_on", object="Payments")
     triple_invalidate(principal=acme.agent, triple_id=bob.pk, reason="Bob left")
     triple_assert(
         principal=acme.agent,

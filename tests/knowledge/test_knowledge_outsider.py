@@ -26,7 +26,7 @@ def acme_knowledge(acme: Tenant, make_memory: MemoryFactory, link: Link) -> tupl
     source, target = make_memory(), make_memory()
     link(source, target, "depends_on")
     triple_assert(principal=acme.agent, subject="Alice", predicate="works_on", object="Payments", valid_from=at(1))
-    fact = triple_assert(
+    fact, _ = triple_assert(
         principal=acme.agent, subject="Alice", predicate="reports_to", object="Carol", valid_from=at(1)
     )
     entity_add_alias(principal=acme.agent, entity_name="Alice", alias="Al")
@@ -68,7 +68,7 @@ def test_facts_cannot_be_invalidated_nor_named_as_successors(
     acme: Tenant, globex: Tenant, acme_knowledge: tuple[Memory, Memory, Triple]
 ) -> None:
     _, _, acme_fact = acme_knowledge
-    globex_fact = triple_assert(principal=globex.agent, subject="Zed", predicate="works_on", object="Doom")
+    globex_fact, _ = triple_assert(principal=globex.agent, subject="Zed", predicate="works_on", object="Doom")
 
     with pytest.raises(NotFound):
         triple_invalidate(principal=globex.admin, triple_id=acme_fact.pk, reason="not yours")
@@ -95,7 +95,7 @@ def test_the_same_names_make_separate_globex_entities(
 ) -> None:
     acme_alice = entity_find(acme.reader, "Alice")
 
-    ours = triple_assert(
+    ours, _ = triple_assert(
         principal=globex.agent, subject="alice", predicate="works_on", object="Search", valid_from=at(2)
     )
     entity_add_alias(principal=globex.agent, entity_name="Alice", alias="Al")  # no clash with acme's "Al"

@@ -31,8 +31,8 @@ def _active(source: Memory, target: Memory) -> list[MemoryLink]:
 def test_linking_twice_keeps_one_link_and_returns_it(acme: Tenant, pair: tuple[Memory, Memory]) -> None:
     source, target = pair
 
-    first = link_create(principal=acme.agent, source_id=source.id, target_id=target.id, relation_type="depends_on")
-    second = link_create(
+    first, _ = link_create(principal=acme.agent, source_id=source.id, target_id=target.id, relation_type="depends_on")
+    second, _ = link_create(
         principal=acme.agent, source_id=str(source.id), target_id=str(target.id), relation_type="depends_on"
     )
 
@@ -55,7 +55,7 @@ def test_another_relation_between_the_same_pair_is_a_second_link(
 def test_relation_type_defaults_to_related(acme: Tenant, pair: tuple[Memory, Memory]) -> None:
     source, target = pair
 
-    created = link_create(principal=acme.agent, source_id=source.id, target_id=target.id)
+    created, _ = link_create(principal=acme.agent, source_id=source.id, target_id=target.id)
 
     assert created.relation_type == "related"
 
@@ -87,7 +87,7 @@ def test_the_outsider_cannot_link_acme_memories(
     acme: Tenant, globex: Tenant, pair: tuple[Memory, Memory], side: str
 ) -> None:
     acme_memory, _ = pair
-    globex_memory = memory_create(
+    globex_memory, _ = memory_create(
         principal=globex.agent,
         data={"scope_type": "organization", "memory_type": "fact", "current_content": "Globex ships on Mondays."},
     )
@@ -107,7 +107,7 @@ def test_a_system_memory_cannot_be_linked(
     # would hang on everyone's memory, whichever organization's platform administrator wrote it.
     tenant = acme if owner == "acme" else globex
     platform_admin = Principal.for_operator(tenant.organization)
-    shared = memory_create(
+    shared, _ = memory_create(
         principal=platform_admin,
         data={
             "scope_type": "system",
@@ -150,7 +150,9 @@ def test_links_of_a_locked_memory_need_a_curator(
         link_remove(principal=acme.agent, source_id=source.id, target_id=target.id, relation_type="depends_on")
     assert [link.pk for link in _active(source, target)] == [existing.pk]
 
-    added = link_create(principal=acme.curator, source_id=source.id, target_id=target.id, relation_type="contradicts")
+    added, _ = link_create(
+        principal=acme.curator, source_id=source.id, target_id=target.id, relation_type="contradicts"
+    )
     removed = link_remove(principal=acme.curator, source_id=source.id, target_id=target.id, relation_type="depends_on")
 
     assert removed == 1

@@ -65,7 +65,7 @@ def test_concurrent_asserts_leave_exactly_one_open_fact(acme: Tenant, already_op
     errors = _race(
         lambda n: triple_assert(
             principal=acme.agent, subject="Alice", predicate="works_on", object=f"Project {n}", valid_from=at(6)
-        )
+        )[0]
     )
 
     assert errors == []
@@ -86,7 +86,7 @@ def test_concurrent_asserts_of_different_start_times_build_one_timeline(acme: Te
     errors = _race(
         lambda n: triple_assert(
             principal=acme.agent, subject="Alice", predicate="works_on", object=f"Project {n}", valid_from=at(6, n + 1)
-        )
+        )[0]
     )
 
     assert errors == []

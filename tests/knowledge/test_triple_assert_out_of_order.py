@@ -10,11 +10,11 @@ from tests.knowledge.conftest import at
 
 
 def test_an_earlier_fact_asserted_later_ends_where_the_open_fact_begins(acme: Tenant) -> None:
-    search = triple_assert(
+    search, _ = triple_assert(
         principal=acme.agent, subject="Alice", predicate="works_on", object="Search", valid_from=at(6)
     )
 
-    payments = triple_assert(
+    payments, _ = triple_assert(
         principal=acme.agent, subject="Alice", predicate="works_on", object="Payments", valid_from=at(1)
     )
 
@@ -35,7 +35,7 @@ def test_restating_a_fact_of_the_past_changes_nothing(acme: Tenant) -> None:
     bounded = Triple.objects.get(object__name="Payments", expired_at__isnull=True)
     rows = Triple.objects.count()
 
-    again = triple_assert(
+    again, _ = triple_assert(
         principal=acme.agent, subject="Alice", predicate="works_on", object="Payments", valid_from=at(1)
     )
 
@@ -49,7 +49,7 @@ def test_a_late_fact_ends_where_the_next_recorded_fact_begins(acme: Tenant) -> N
     triple_assert(principal=acme.agent, subject="Alice", predicate="works_on", object="Payments", valid_from=at(3))
     triple_assert(principal=acme.agent, subject="Alice", predicate="works_on", object="Search", valid_from=at(6))
 
-    onboarding = triple_assert(
+    onboarding, _ = triple_assert(
         principal=acme.agent, subject="Alice", predicate="works_on", object="Onboarding", valid_from=at(1)
     )
 

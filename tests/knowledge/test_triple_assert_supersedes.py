@@ -22,10 +22,12 @@ def _current(tenant: Tenant, subject: str, predicate: str | None = None) -> list
 
 
 def test_a_new_object_replaces_the_open_fact(acme: Tenant) -> None:
-    old = triple_assert(
+    old, _ = triple_assert(
         principal=acme.agent, subject="Alice", predicate="works_on", object="Payments", valid_from=at(1)
     )
-    new = triple_assert(principal=acme.agent, subject="Alice", predicate="works_on", object="Search", valid_from=at(6))
+    new, _ = triple_assert(
+        principal=acme.agent, subject="Alice", predicate="works_on", object="Search", valid_from=at(6)
+    )
 
     assert _current(acme, "Alice") == [("works_on", "Search")]
     _, history = triple_query(acme.agent, subject="Alice", include_history=True)
@@ -47,13 +49,13 @@ def test_a_new_object_replaces_the_open_fact(acme: Tenant) -> None:
 
 
 def test_asserting_the_open_fact_again_changes_nothing(acme: Tenant) -> None:
-    first = triple_assert(
+    first, _ = triple_assert(
         principal=acme.agent, subject="Alice", predicate="works_on", object="Payments", valid_from=at(1)
     )
     rows, events = Triple.objects.count(), AuditEvent.objects.count()
 
-    again = triple_assert(principal=acme.agent, subject="alice", predicate="Works On", object="PAYMENTS")
-    later = triple_assert(
+    again, _ = triple_assert(principal=acme.agent, subject="alice", predicate="Works On", object="PAYMENTS")
+    later, _ = triple_assert(
         principal=acme.agent, subject="Alice", predicate="works_on", object="Payments", valid_from=at(3)
     )
 
@@ -63,11 +65,11 @@ def test_asserting_the_open_fact_again_changes_nothing(acme: Tenant) -> None:
 
 
 def test_restating_an_open_fact_from_earlier_extends_it_back(acme: Tenant) -> None:
-    first = triple_assert(
+    first, _ = triple_assert(
         principal=acme.agent, subject="Alice", predicate="works_on", object="Payments", valid_from=at(3)
     )
 
-    earlier = triple_assert(
+    earlier, _ = triple_assert(
         principal=acme.agent, subject="Alice", predicate="works_on", object="Payments", valid_from=at(1)
     )
 
@@ -107,7 +109,7 @@ def test_multi_valued_is_declared_per_organization(acme: Tenant, globex: Tenant)
 
 
 def test_the_assertion_is_stored_with_its_details(acme: Tenant) -> None:
-    triple = triple_assert(
+    triple, _ = triple_assert(
         principal=acme.agent,
         subject="  Alice ",
         predicate=" Works  On ",
@@ -131,7 +133,7 @@ def test_the_assertion_is_stored_with_its_details(acme: Tenant) -> None:
 
 
 def test_valid_from_defaults_to_now(acme: Tenant) -> None:
-    triple = triple_assert(principal=acme.agent, subject="Alice", predicate="works_on", object="Payments")
+    triple, _ = triple_assert(principal=acme.agent, subject="Alice", predicate="works_on", object="Payments")
 
     assert triple.valid_from == triple.recorded_at
     assert _current(acme, "Alice") == [("works_on", "Payments")]
@@ -188,11 +190,11 @@ def test_the_bounded_copy_ends_exactly_where_the_successor_begins(acme: Tenant) 
 
 
 def test_a_correction_from_the_same_instant_replaces_the_fact_and_says_so(acme: Tenant) -> None:
-    wrong = triple_assert(
+    wrong, _ = triple_assert(
         principal=acme.agent, subject="Alice", predicate="reports_to", object="Carol", valid_from=at(2)
     )
 
-    right = triple_assert(
+    right, _ = triple_assert(
         principal=acme.agent, subject="Alice", predicate="reports_to", object="Dave", valid_from=at(2)
     )
 

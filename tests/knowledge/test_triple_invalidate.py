@@ -20,7 +20,7 @@ from tests.knowledge.conftest import at
 def fact(acme: Tenant) -> Triple:
     return triple_assert(
         principal=acme.agent, subject="Alice", predicate="works_on", object="Payments", valid_from=at(1)
-    )
+    )[0]
 
 
 def test_an_invalidated_fact_is_no_longer_current_but_stays_in_the_history(acme: Tenant, fact: Triple) -> None:
@@ -42,7 +42,7 @@ def test_an_invalidated_fact_is_no_longer_current_but_stays_in_the_history(acme:
 
 
 def test_the_successor_is_recorded(acme: Tenant, fact: Triple) -> None:
-    successor = triple_assert(
+    successor, _ = triple_assert(
         principal=acme.agent, subject="Alice", predicate="consults_for", object="Payments", valid_from=at(1)
     )
 
@@ -98,7 +98,7 @@ def test_a_reader_cannot_invalidate(acme: Tenant, fact: Triple) -> None:
 
 
 def test_a_fact_that_had_not_begun_keeps_its_reason_in_the_history(acme: Tenant) -> None:
-    planned = triple_assert(
+    planned, _ = triple_assert(
         principal=acme.agent,
         subject="Alice",
         predicate="works_on",

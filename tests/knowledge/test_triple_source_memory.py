@@ -10,7 +10,7 @@ from tests.conftest import MemoryFactory, Tenant
 def test_a_fact_remembers_the_memory_it_came_from(acme: Tenant, make_memory: MemoryFactory) -> None:
     memory = make_memory(current_content="Alice moved to the Search team.")
 
-    fact = triple_assert(
+    fact, _ = triple_assert(
         principal=acme.agent, subject="Alice", predicate="works_on", object="Search", memory_id=memory.pk
     )
 

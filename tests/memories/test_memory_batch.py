@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from memories.batch import memory_batch_create
 from memories.models import Memory
-from memories.services import memory_batch_create
 from memory_platform.exceptions import NotFound, PermissionDenied, ValidationError
 from tests.conftest import Tenant
 

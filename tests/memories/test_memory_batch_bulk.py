@@ -11,10 +11,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memories import services
+from memories import batch
+from memories.batch import memory_batch_create
 from memories.embeddings import get_provider
 from memories.models import Memory, MemoryVersion
-from memories.services import WRITABLE_FIELDS, memory_batch_create, memory_create, memory_snapshot
+from memories.services import WRITABLE_FIELDS, memory_create, memory_snapshot
 from memory_platform.exceptions import Conflict, PermissionDenied
 from organizations.models import AuditEvent, Repository
 from tests.conftest import Tenant
@@ -111,7 +112,7 @@ def test_a_new_repository_is_created_once_for_the_batch(acme: Tenant) -> None:
     assert AuditEvent.objects.filter(action="repository.create", target_id=str(web.pk)).count() == 1
 
 
-def _all_one_by_one(principal: Any, entries: Any, parsed: Any, results: Any) -> tuple[list[Any], list[int]]:
+def _all_one_by_one(principal: Any, parsed: Any, results: Any) -> tuple[list[Any], list[int]]:
     return [], sorted(parsed)
 
 
@@ -120,9 +121,9 @@ def test_a_mixed_batch_answers_each_entry_as_memory_create_would(
     acme: Tenant, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
     if path == "one-by-one":  # every entry through memory_create: the results must not differ
-        monkeypatch.setattr(services, "_plan_batch", _all_one_by_one)
-    existing = memory_create(principal=acme.agent, data=_entry("The cache is Redis 6."))
-    retried = memory_create(principal=acme.agent, data=_entry("Deploys are blue-green."), idempotency_key="k-1")
+        monkeypatch.setattr(batch, "_plan_batch", _all_one_by_one)
+    existing, _ = memory_create(principal=acme.agent, data=_entry("The cache is Redis 6."))
+    retried, _ = memory_create(principal=acme.agent, data=_entry("Deploys are blue-green."), idempotency_key="k-1")
     new_id = uuid.uuid4()
     entries: list[Any] = [
         _entry("Plain new memory."),
@@ -159,7 +160,7 @@ def test_a_mixed_batch_answers_each_entry_as_memory_create_would(
 
 
 def test_an_id_of_another_organization_is_refused_alone(acme: Tenant, globex: Tenant) -> None:
-    theirs = memory_create(principal=globex.agent, data=_entry("Globex secret."))
+    theirs, _ = memory_create(principal=globex.agent, data=_entry("Globex secret."))
 
     results = memory_batch_create(
         principal=acme.agent, entries=[_entry("Mine."), _entry("Taking theirs.", id=str(theirs.pk))]
@@ -175,16 +176,16 @@ def test_a_key_taken_concurrently_falls_back_to_one_by_one(
     acme: Tenant, monkeypatch: pytest.MonkeyPatch, same_content: bool
 ) -> None:
     """Another request commits the same idempotency key between the batch's check and its insert."""
-    plan = services._plan_batch
+    plan = batch._plan_batch
     taken: list[Memory] = []
 
     def plan_then_race(*args: Any, **kwargs: Any) -> Any:
         planned = plan(*args, **kwargs)
         text = "Raced entry." if same_content else "Another request's memory."
-        taken.append(memory_create(principal=acme.agent, data=_entry(text), idempotency_key="race"))
+        taken.append(memory_create(principal=acme.agent, data=_entry(text), idempotency_key="race")[0])
         return planned
 
-    monkeypatch.setattr(services, "_plan_batch", plan_then_race)
+    monkeypatch.setattr(batch, "_plan_batch", plan_then_race)
     entries = [_entry("Before."), _entry("Raced entry.", idempotency_key="race"), _entry("After.")]
 
     results = memory_batch_create(principal=acme.agent, entries=entries)

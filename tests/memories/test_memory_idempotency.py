@@ -26,10 +26,10 @@ FACT = {
 
 
 def test_same_key_and_content_returns_the_same_memory(acme: Tenant) -> None:
-    first = memory_create(principal=acme.agent, data=FACT, idempotency_key="req-1")
+    first, _ = memory_create(principal=acme.agent, data=FACT, idempotency_key="req-1")
     # A retry may serialise the same content differently.
     retry = {**FACT, "metadata": {"env": "staging", "team": "data"}, "tags": ["Staging"]}
-    second = memory_create(principal=acme.agent, data=retry, idempotency_key="req-1")
+    second, _ = memory_create(principal=acme.agent, data=retry, idempotency_key="req-1")
 
     assert second.id == first.id
     assert Memory.objects.count() == 1
@@ -38,7 +38,7 @@ def test_same_key_and_content_returns_the_same_memory(acme: Tenant) -> None:
 
 
 def test_same_key_with_different_content_is_a_conflict(acme: Tenant) -> None:
-    first = memory_create(principal=acme.agent, data=FACT, idempotency_key="req-1")
+    first, _ = memory_create(principal=acme.agent, data=FACT, idempotency_key="req-1")
 
     with pytest.raises(Conflict, match="already used for different content") as exc:
         memory_create(
@@ -64,8 +64,8 @@ def test_without_a_key_each_create_is_new(acme: Tenant) -> None:
 
 
 def test_keys_are_per_organization(acme: Tenant, globex: Tenant) -> None:
-    ours = memory_create(principal=acme.agent, data=FACT, idempotency_key="req-1")
-    theirs = memory_create(
+    ours, _ = memory_create(principal=acme.agent, data=FACT, idempotency_key="req-1")
+    theirs, _ = memory_create(
         principal=globex.agent,
         data={**FACT, "current_content": "Globex refreshes on Sundays."},
         idempotency_key="req-1",
@@ -75,14 +75,14 @@ def test_keys_are_per_organization(acme: Tenant, globex: Tenant) -> None:
     assert theirs.organization == globex.organization
     assert Memory.objects.get(pk=ours.id).current_content == FACT["current_content"]
     # The same content under the same key is still two memories in two organizations.
-    again = memory_create(principal=globex.agent, data=FACT, idempotency_key="req-2")
+    again, _ = memory_create(principal=globex.agent, data=FACT, idempotency_key="req-2")
     assert again.organization == globex.organization
     assert Memory.objects.filter(organization=acme.organization).count() == 1
 
 
 def test_key_of_someone_elses_private_memory_does_not_reveal_it(acme: Tenant) -> None:
     private = {"scope_type": "user", "memory_type": "preference", "current_content": "My salary is 90k."}
-    mine = memory_create(principal=acme.person, data=private, idempotency_key="note-1")
+    mine, _ = memory_create(principal=acme.person, data=private, idempotency_key="note-1")
 
     # The agent token replays the person's request: it must not get the person's memory back.
     with pytest.raises(Conflict) as exc:
@@ -94,7 +94,7 @@ def test_key_of_someone_elses_private_memory_does_not_reveal_it(acme: Tenant) ->
     assert str(mine.id) not in exc.value.message
     assert not exc.value.details
     # The owner's own retry still gets the memory back.
-    assert memory_create(principal=acme.person, data=private, idempotency_key="note-1").id == mine.id
+    assert memory_create(principal=acme.person, data=private, idempotency_key="note-1")[0].id == mine.id
     assert Memory.objects.count() == 1
 
 
@@ -137,7 +137,7 @@ def _race(call: Callable[[int], Memory]) -> list[Memory | BaseException]:
 
 
 def _create(principal: Principal, data: dict[str, Any], key: str) -> Memory:
-    return memory_create(principal=principal, data=data, idempotency_key=key)
+    return memory_create(principal=principal, data=data, idempotency_key=key)[0]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -64,7 +64,7 @@ def library(acme: Tenant, globex: Tenant, make_memory: MemoryFactory, superuser_
     private = make_memory(
         acme.person, scope_type="user", memory_type="preference", current_content="I like terse answers."
     )
-    foreign = memory_create(
+    foreign, _ = memory_create(
         principal=globex.agent,
         data={"scope_type": "organization", "memory_type": "fact", "current_content": "Globex runs in us-east-1."},
     )

@@ -17,7 +17,7 @@ BASE = {"scope_type": "organization", "memory_type": "fact", "current_content": 
 
 def test_five_flat_pairs_of_every_scalar_kind_are_kept(acme: Tenant) -> None:
     metadata = {"ticket": "PAY-12", "attempts": 3, "ratio": 0.5, "urgent": True, "owner": None}
-    memory = memory_create(principal=acme.agent, data={**BASE, "metadata": metadata})
+    memory, _ = memory_create(principal=acme.agent, data={**BASE, "metadata": metadata})
     assert Memory.objects.get(pk=memory.pk).metadata == metadata
 
 

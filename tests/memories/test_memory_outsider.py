@@ -153,7 +153,7 @@ def test_organization_argument_must_be_the_principals_own(acme: Tenant, globex: 
     with pytest.raises(NotFound, match="organization 'globex' not found"):
         memory_create(principal=acme.agent, data=data, organization="globex")
     assert not Memory.objects.exists()
-    assert memory_create(principal=acme.agent, data=data, organization="acme").organization == acme.organization
+    assert memory_create(principal=acme.agent, data=data, organization="acme")[0].organization == acme.organization
 
 
 # --- system memories ------------------------------------------------------------------------------
@@ -164,7 +164,7 @@ def system_memory(superuser_principal: Principal) -> Memory:
     return memory_create(
         principal=superuser_principal,
         data={"scope_type": "system", "memory_type": "fact", "current_content": "Timestamps are ISO 8601 in UTC."},
-    )
+    )[0]
 
 
 @pytest.mark.parametrize("role", ROLES)

@@ -76,7 +76,7 @@ def test_reader_can_read(acme: Tenant, make_memory: MemoryFactory) -> None:
 
 @pytest.mark.parametrize("status", ["draft", "active"])
 def test_agent_may_create_draft_or_active(acme: Tenant, status: str) -> None:
-    memory = memory_create(principal=acme.agent, data={**ORG_FACT, "status": status})
+    memory, _ = memory_create(principal=acme.agent, data={**ORG_FACT, "status": status})
     assert Memory.objects.get(pk=memory.id).status == status
 
 
@@ -163,7 +163,7 @@ def test_curator_and_admin_run_the_whole_workflow(acme: Tenant, make_memory: Mem
 
 
 def test_curator_may_create_verified_memory(acme: Tenant) -> None:
-    memory = memory_create(principal=acme.curator, data={**ORG_FACT, "status": "verified"})
+    memory, _ = memory_create(principal=acme.curator, data={**ORG_FACT, "status": "verified"})
     assert Memory.objects.get(pk=memory.id).status == "verified"
 
 
@@ -183,7 +183,7 @@ def test_only_platform_superusers_write_system_scope(acme: Tenant, role: str) ->
 
 
 def test_superuser_writes_system_scope(acme: Tenant, superuser_principal: Principal) -> None:
-    memory = memory_create(principal=superuser_principal, data=SYSTEM_FACT)
+    memory, _ = memory_create(principal=superuser_principal, data=SYSTEM_FACT)
     assert Memory.objects.get(pk=memory.id).scope_type == "system"
     # ...and every member of the organization reads it.
     assert memory_get(acme.reader, memory.id).id == memory.id
@@ -191,7 +191,7 @@ def test_superuser_writes_system_scope(acme: Tenant, superuser_principal: Princi
 
 def test_operator_writes_system_scope(acme: Tenant) -> None:
     operator = Principal.for_operator(acme.organization)
-    memory = memory_create(principal=operator, data=SYSTEM_FACT)
+    memory, _ = memory_create(principal=operator, data=SYSTEM_FACT)
     assert memory.scope_type == "system"
     assert MemoryVersion.objects.get(memory=memory).actor == "operator (manage.py)"
 
@@ -206,7 +206,7 @@ def test_curator_cannot_move_memory_into_or_change_system_scope(
         memory_update(principal=principal, memory_id=memory.id, data={"scope_type": "system"})
     assert Memory.objects.get(pk=memory.id).scope_type == "organization"
 
-    system = memory_create(principal=superuser_principal, data=SYSTEM_FACT)
+    system, _ = memory_create(principal=superuser_principal, data=SYSTEM_FACT)
     with pytest.raises(PermissionDenied, match="system memory"):
         memory_update(principal=principal, memory_id=system.id, data={"importance": 9})
     with pytest.raises(PermissionDenied, match="system memory"):
@@ -242,7 +242,7 @@ def test_user_scope_needs_a_token_with_a_user(acme: Tenant, role: str) -> None:
 
 
 def test_user_scope_memory_is_seen_by_its_owner_only(acme: Tenant, superuser_principal: Principal) -> None:
-    memory = memory_create(principal=acme.person, data=USER_PREFERENCE)
+    memory, _ = memory_create(principal=acme.person, data=USER_PREFERENCE)
     assert memory.owner == acme.person.user
 
     assert memory_get(acme.person, memory.id).id == memory.id
@@ -257,7 +257,7 @@ def test_user_scope_memory_is_seen_by_its_owner_only(acme: Tenant, superuser_pri
 
 
 def test_user_scope_memory_cannot_be_changed_by_anyone_else(acme: Tenant) -> None:
-    memory = memory_create(principal=acme.person, data=USER_PREFERENCE)
+    memory, _ = memory_create(principal=acme.person, data=USER_PREFERENCE)
     other = _second_person(acme)
     for principal in (acme.curator, acme.admin, other):
         with pytest.raises(NotFound):

@@ -22,7 +22,7 @@ RULE = {
 
 def test_upsert_creates_with_the_given_id(acme: Tenant) -> None:
     wanted = uuid.uuid4()
-    memory = memory_create(principal=acme.agent, memory_id=str(wanted), data=RULE)
+    memory, _ = memory_create(principal=acme.agent, memory_id=str(wanted), data=RULE)
 
     assert memory.id == wanted
     stored = Memory.objects.get(pk=wanted)
@@ -37,7 +37,7 @@ def test_upsert_creates_with_the_given_id(acme: Tenant) -> None:
 def test_upsert_updates_an_existing_memory(acme: Tenant, make_memory: MemoryFactory) -> None:
     existing = make_memory(current_content="Invoices are due within 14 days.", importance=7, tags=["billing"])
 
-    updated = memory_create(
+    updated, _ = memory_create(
         principal=acme.agent, memory_id=existing.id, data={**RULE, "memory_type": "business_rule"}, reason="policy"
     )
 
@@ -56,7 +56,7 @@ def test_upsert_updates_an_existing_memory(acme: Tenant, make_memory: MemoryFact
 def test_repeating_an_upsert_changes_nothing(acme: Tenant) -> None:
     wanted = uuid.uuid4()
     memory_create(principal=acme.agent, memory_id=wanted, data=RULE)
-    again = memory_create(principal=acme.agent, memory_id=wanted, data=RULE)
+    again, _ = memory_create(principal=acme.agent, memory_id=wanted, data=RULE)
 
     assert again.id == wanted
     assert Memory.objects.count() == 1
@@ -65,7 +65,7 @@ def test_repeating_an_upsert_changes_nothing(acme: Tenant) -> None:
 
 
 def test_upsert_with_id_of_another_organization_is_a_conflict(acme: Tenant, globex: Tenant) -> None:
-    theirs = memory_create(principal=globex.agent, data={**RULE, "current_content": "Globex pays in 60 days."})
+    theirs, _ = memory_create(principal=globex.agent, data={**RULE, "current_content": "Globex pays in 60 days."})
 
     with pytest.raises(Conflict, match="cannot be used") as exc:
         memory_create(principal=acme.agent, memory_id=theirs.id, data=RULE)
@@ -98,7 +98,7 @@ def test_upsert_with_id_of_a_deleted_memory_is_a_conflict(acme: Tenant, make_mem
 
 
 def test_upsert_with_id_of_someone_elses_user_memory_is_a_conflict(acme: Tenant) -> None:
-    private = memory_create(
+    private, _ = memory_create(
         principal=acme.person,
         data={"scope_type": "user", "memory_type": "preference", "current_content": "I like dark mode."},
     )

@@ -20,7 +20,7 @@ BASE = {
 
 
 def _create(tenant: Tenant, **fields: Any) -> Memory:
-    return memory_create(principal=tenant.agent, data={**BASE, **fields})
+    return memory_create(principal=tenant.agent, data={**BASE, **fields})[0]
 
 
 def _refused(tenant: Tenant, **fields: Any) -> ValidationError:

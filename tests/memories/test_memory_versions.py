@@ -47,7 +47,7 @@ def _memory_audit(memory: Memory) -> list[AuditEvent]:
 
 
 def test_each_change_writes_a_full_version(acme: Tenant) -> None:
-    memory = memory_create(
+    memory, _ = memory_create(
         principal=acme.agent,
         data={
             "scope_type": "repository",
@@ -116,7 +116,7 @@ def test_each_change_writes_a_full_version(acme: Tenant) -> None:
 
 
 def test_each_change_writes_an_audit_event(acme: Tenant) -> None:
-    memory = memory_create(
+    memory, _ = memory_create(
         principal=acme.agent,
         data={"scope_type": "organization", "memory_type": "fact", "current_content": "Backups run nightly."},
     )

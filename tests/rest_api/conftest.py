@@ -113,8 +113,8 @@ def world(acme: Tenant, make_memory: MemoryFactory) -> World:
         principal=acme.curator, memory_id=make_memory(current_content="Releases happen on Tuesdays.").pk
     )
     deleted = memory_delete(principal=acme.agent, memory_id=make_memory(current_content="An obsolete note.").pk)
-    link = link_create(principal=acme.agent, source_id=memory.pk, target_id=other.pk, relation_type="depends_on")
-    triple = triple_assert(principal=acme.agent, subject="payments-api", predicate="owned_by", object="Team Atlas")
+    link, _ = link_create(principal=acme.agent, source_id=memory.pk, target_id=other.pk, relation_type="depends_on")
+    triple, _ = triple_assert(principal=acme.agent, subject="payments-api", predicate="owned_by", object="Team Atlas")
     repository = repository_get_or_create(principal=acme.agent, slug="payments-api", name="Payments API")
     spare = token_create(principal=acme.admin, role="agent", name="spare")
     return World(

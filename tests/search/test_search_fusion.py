@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from memories.batch import memory_batch_create
 from memories.models import Memory
-from memories.services import memory_batch_create
 from tests.conftest import MemoryFactory, Tenant
 from tests.search.conftest import hit_ids, search
 

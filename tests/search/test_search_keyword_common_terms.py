@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from memories.batch import memory_batch_create
 from memories.search import keyword as search_module
 from memories.search.keyword import selecting_lexemes
 from memories.selectors import memory_visible_queryset
-from memories.services import memory_batch_create
 from tests.conftest import Tenant
 from tests.search.conftest import hit_ids, page_through, search
 

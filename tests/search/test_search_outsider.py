@@ -64,7 +64,7 @@ def globex_memory(globex: Tenant) -> Memory:
             "tags": ["payments"],
             "metadata": {"team": "payments"},
         },
-    )
+    )[0]
 
 
 @pytest.mark.parametrize("role", ROLES)

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from memories.batch import memory_batch_create
 from memories.models import Memory
-from memories.services import memory_batch_create
 from tests.conftest import MemoryFactory, Tenant
 from tests.search.conftest import hit_ids, page_through, search
 

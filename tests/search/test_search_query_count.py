@@ -10,8 +10,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memories import access
+from memories.batch import memory_batch_create
 from memories.search import SearchPage, scope_sizes, term_statistics
-from memories.services import memory_batch_create
 from tests.conftest import Tenant
 from tests.search.conftest import search
 

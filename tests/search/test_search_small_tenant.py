@@ -15,9 +15,9 @@ from typing import Any
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from memories.batch import memory_batch_create
 from memories.embeddings import get_provider
 from memories.models import EMBEDDING_DIMENSIONS, Memory
-from memories.services import memory_batch_create
 from tests.conftest import Tenant
 from tests.search.conftest import hit_ids, search
 

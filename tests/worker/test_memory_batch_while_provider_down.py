@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from django.db import transaction
 
+from memories.batch import memory_batch_create
 from memories.embeddings import EmbeddingProvider, reset_provider
 from memories.embeddings.http import OpenAICompatibleProvider
 from memories.models import EmbeddingStatus, Memory
-from memories.services import memory_batch_create
 from memories.tasks import memory_embed_pending
 from tests.conftest import Tenant
 

@@ -1,0 +1,336 @@
+"""Batch create: many memories in one call, each validated and saved on its own.
+
+Plain new memories are written together (one COPY each for memories, versions and audit
+events), pipelined with their embedding; the rest (upserts, retries, repeated keys) go through
+memory_create one by one, so a batch answers each entry as memory_create would.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from memories import embedding_pipeline, validation
+from memories.embedding_pipeline import embed_texts_later, embedding_text
+from memories.embeddings import get_provider
+from memories.inputs import WRITABLE_FIELDS, NewMemory
+from memories.models import EmbeddingStatus, Memory
+from memories.rules import check_can_write, check_scope, check_status_allowed
+from memories.search import memories_changed
+from memories.services import Vector, memory_create, new_row, version_row
+from memory_platform.bulk import copy_insert
+from memory_platform.exceptions import DomainError, ValidationError
+from organizations.audit import audit_event
+from organizations.models import Repository
+from organizations.principal import Principal
+from organizations.services import repository_get_or_create
+
+
+@dataclass(frozen=True)
+class BatchEntryResult:
+    index: int
+    memory: Memory | None = None
+    error: DomainError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+_BATCH_ENTRY_CONTROL = ("id", "idempotency_key")
+
+
+@transaction.atomic
+def memory_batch_create(
+    *, principal: Principal, entries: Sequence[Mapping[str, object]], organization: str | None = None
+) -> list[BatchEntryResult]:
+    """Create many memories; each entry is validated and saved on its own.
+
+    Each entry is what memory_create takes as ``data``, with its ``id`` and ``idempotency_key``
+    (and optionally the ``organization``) beside the fields.
+
+    A bad entry does not stop the others: the result lists, per entry, the memory or the error.
+    """
+    principal.check_organization(organization)
+    check_can_write(principal)
+    limit = settings.MEMORY_BATCH_MAX_ENTRIES
+    if not isinstance(entries, list) or not entries:
+        raise ValidationError("memories must be a non-empty list of memory objects")
+    if len(entries) > limit:
+        raise ValidationError(f"a batch holds at most {limit} memories; got {len(entries)}. Split it.")
+    errors: dict[int, DomainError] = {}
+    parsed: dict[int, _Entry] = {}
+    for index, entry in enumerate(entries):
+        try:
+            parsed[index] = _parse_entry(principal, index, entry)
+        except DomainError as error:
+            errors[index] = error
+
+    texts = {
+        index: embedding_text(
+            item.new.title or validation.derive_title(item.new.current_content), item.new.current_content
+        )
+        for index, item in parsed.items()
+    }
+    results: dict[int, BatchEntryResult] = {i: BatchEntryResult(index=i, error=e) for i, e in errors.items()}
+    bulk, one_by_one = _plan_batch(principal, parsed, results)
+    # Few embedding calls (the model is far faster on batches than one by one), pipelined with the
+    # writes: the new memories are cut into chunks, all of them are queued for embedding at once
+    # (worked on in order), and each chunk is inserted as soon as its vectors are there, while the
+    # next ones are embedded. The entries written one by one are embedded last. Longest texts
+    # first: each piece the model runs holds texts of about the same length (less padding), and the
+    # last chunk, written after the model is done, is the quickest to embed.
+    batch_time = timezone.now()
+    chunks = _pipeline_chunks(sorted(bulk, key=lambda item: len(texts[item.index]), reverse=True))
+    stages = [[item.index for item in chunk] for chunk in chunks]
+    embedding = [_embed_later(texts, stage) for stage in [*stages, one_by_one]]
+    vector_for: dict[int, Vector] = {}
+    try:
+        if bulk:
+            created: dict[int, Memory] = {}
+            try:
+                with transaction.atomic():
+                    repositories = _batch_repositories(principal, bulk, results)
+                    for number, chunk in enumerate(chunks):
+                        vector_for.update(embedding[number]())
+                        created.update(
+                            _bulk_insert(
+                                principal,
+                                chunk,
+                                vector_for,
+                                repositories=repositories,
+                                results=results,
+                                batch_time=batch_time,
+                            )
+                        )
+            except IntegrityError:
+                # A concurrent writer took one of the ids or idempotency keys meanwhile: write
+                # these one by one, where memory_create answers such races.
+                for item in bulk:
+                    results.pop(item.index, None)
+                one_by_one = sorted([*one_by_one, *(item.index for item in bulk)])
+            else:
+                results.update({index: BatchEntryResult(index=index, memory=m) for index, m in created.items()})
+    finally:
+        for vectors in embedding:  # all of them, also when a write failed: nothing left running
+            vector_for.update(vectors())
+    for index in one_by_one:
+        item = parsed[index]
+        try:
+            with transaction.atomic():
+                memory, _ = memory_create(
+                    principal=principal,
+                    data=item.data,
+                    memory_id=item.memory_id,
+                    idempotency_key=item.key,
+                    embedding=vector_for[index],
+                )
+            results[index] = BatchEntryResult(index=index, memory=memory)
+        except DomainError as error:
+            results[index] = BatchEntryResult(index=index, error=error)
+    return [results[index] for index in range(len(entries))]
+
+
+# The pipeline's chunks. The writes wait for the first chunk's vectors, and the last chunk is
+# written after every embedding has finished, so both are small; the ones between are as large as
+# the batch allows (fewer statements).
+PIPELINE_FIRST_CHUNK = 8
+PIPELINE_LAST_CHUNK = 8
+PIPELINE_CHUNK = 32
+
+
+def _pipeline_chunks(bulk: list[_Entry]) -> list[list[_Entry]]:
+    """Split the batch's new memories into the chunks inserted one after another."""
+    if len(bulk) <= PIPELINE_FIRST_CHUNK + PIPELINE_LAST_CHUNK:
+        return [bulk] if bulk else []
+    first, middle, last = (
+        bulk[:PIPELINE_FIRST_CHUNK],
+        bulk[PIPELINE_FIRST_CHUNK:-PIPELINE_LAST_CHUNK],
+        bulk[-PIPELINE_LAST_CHUNK:],
+    )
+    count = -(-len(middle) // PIPELINE_CHUNK)
+    size = -(-len(middle) // count)
+    return [first, *(middle[start : start + size] for start in range(0, len(middle), size)), last]
+
+
+def _embed_later(texts: dict[int, str], indices: list[int]) -> Callable[[], dict[int, Vector]]:
+    """Start embedding these entries' texts; the returned call waits for their vectors (None each
+    while the provider is down)."""
+    wait = embed_texts_later([texts[index] for index in indices])
+
+    @functools.cache
+    def vectors() -> dict[int, Vector]:
+        embedded = wait()
+        found: list[Vector] = list(embedded) if embedded is not None else [None for _ in indices]
+        return dict(zip(indices, found, strict=True))
+
+    return vectors
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One batch entry, parsed: its memory fields (raw and checked), its idempotency key and id."""
+
+    index: int
+    data: dict[str, object]
+    new: NewMemory
+    key: str | None
+    memory_id: uuid.UUID | None
+
+
+def _parse_entry(principal: Principal, index: int, entry: object) -> _Entry:
+    """Check an entry as memory_create would, in the same order (so with the same first error)."""
+    if not isinstance(entry, Mapping):
+        raise ValidationError(f"entry {index} must be a memory object, got {type(entry).__name__}")
+    principal.check_organization(entry.get("organization"))
+    data = {k: v for k, v in entry.items() if k not in (*_BATCH_ENTRY_CONTROL, "organization")}
+    new = NewMemory.parse(data)
+    key = validation.idempotency_key(entry.get("idempotency_key"))
+    raw_id = entry.get("id")
+    wanted_id = validation.memory_id(raw_id) if raw_id not in (None, "") else None
+    return _Entry(index=index, data=data, new=new, key=key, memory_id=wanted_id)
+
+
+def _plan_batch(
+    principal: Principal, parsed: dict[int, _Entry], results: dict[int, BatchEntryResult]
+) -> tuple[list[_Entry], list[int]]:
+    """Split the valid entries: plain new memories, inserted together, and the rest, one by one.
+
+    One by one (through memory_create, after the bulk insert, in entry order): an entry whose id
+    or idempotency key is already taken (an upsert, or a retry), or repeats an earlier entry's.
+    Entries the rules refuse get their error in ``results``.
+    """
+    one_by_one: list[int] = []
+    plain: list[_Entry] = []
+    keys: set[str] = set()
+    ids: set[uuid.UUID] = set()
+    for index, item in parsed.items():
+        key, wanted_id = item.key, item.memory_id
+        if (key is not None and key in keys) or (wanted_id is not None and wanted_id in ids):
+            one_by_one.append(index)
+            continue
+        if key is not None:
+            keys.add(key)
+        if wanted_id is not None:
+            ids.add(wanted_id)
+        plain.append(item)
+    taken_keys = (
+        set(
+            Memory.objects.filter(organization=principal.organization, idempotency_key__in=keys).values_list(
+                "idempotency_key", flat=True
+            )
+        )
+        if keys
+        else set()
+    )
+    taken_ids = set(Memory.objects.filter(pk__in=ids).values_list("pk", flat=True)) if ids else set()
+    bulk: list[_Entry] = []
+    for item in plain:
+        if item.key in taken_keys or item.memory_id in taken_ids:
+            one_by_one.append(item.index)
+            continue
+        try:
+            check_scope(principal, item.new.scope_type)
+            check_status_allowed(principal, item.new.status)
+        except DomainError as error:
+            results[item.index] = BatchEntryResult(index=item.index, error=error)
+            continue
+        bulk.append(item)
+    return bulk, sorted(one_by_one)
+
+
+def _batch_repositories(
+    principal: Principal, bulk: list[_Entry], results: dict[int, BatchEntryResult]
+) -> dict[str, Repository]:
+    """The repositories the batch's new memories name, the missing ones created (once per batch).
+
+    Entries naming a repository that cannot be created get their error in ``results``.
+    """
+    slugs = {item.new.repository for item in bulk if item.new.repository}
+    repositories: dict[str, Repository] = (
+        {r.slug: r for r in Repository.objects.filter(organization=principal.organization, slug__in=slugs)}
+        if slugs
+        else {}
+    )
+    for slug in sorted(slugs - set(repositories)):  # the first memory naming a repository creates it
+        try:
+            with transaction.atomic():
+                repositories[slug] = repository_get_or_create(principal=principal, slug=slug)
+        except DomainError as error:
+            for item in bulk:
+                if item.new.repository == slug:
+                    results[item.index] = BatchEntryResult(index=item.index, error=error)
+    return repositories
+
+
+def _bulk_insert(
+    principal: Principal,
+    bulk: list[_Entry],
+    vector_for: dict[int, Vector],
+    *,
+    repositories: dict[str, Repository],
+    results: dict[int, BatchEntryResult],
+    batch_time: datetime,
+) -> dict[int, Memory]:
+    """Insert new memories with their versions and audit events: one COPY each for all of them."""
+    model_name = ""
+    memories: dict[int, Memory] = {}
+    pending: list[str] = []
+    for item in bulk:
+        if item.index in results:
+            continue
+        repository = repositories[item.new.repository] if item.new.repository else None
+        memory = new_row(
+            principal=principal,
+            new=item.new,
+            memory_id=item.memory_id,
+            key=item.key,
+            repository=repository,
+            # Written in order of length, created in entry order: a microsecond apart.
+            now=batch_time + timedelta(microseconds=item.index),
+        )
+        vector = vector_for[item.index]
+        if vector is None:
+            memory.embedding_status = EmbeddingStatus.PENDING
+            pending.append(str(memory.pk))
+        else:
+            model_name = model_name or get_provider().name
+            memory.embedding, memory.embedding_status, memory.embedding_model = (
+                vector,
+                EmbeddingStatus.READY,
+                model_name,
+            )
+        memories[item.index] = memory
+    if not memories:
+        return {}
+    copy_insert(list(memories.values()))
+    fields = list(WRITABLE_FIELDS)
+    copy_insert(
+        [
+            version_row(principal=principal, memory=memory, change="create", fields=fields, reason="")
+            for memory in memories.values()
+        ]
+    )
+    copy_insert(
+        [
+            audit_event(
+                principal=principal,
+                action="memory.create",
+                target_type="memory",
+                target_id=memory.id,
+                data={"version": memory.version, "fields": fields},
+            )
+            for memory in memories.values()
+        ]
+    )
+    if pending:
+        transaction.on_commit(lambda: embedding_pipeline.schedule_backfill(pending))
+    memories_changed(principal.organization.pk)
+    return memories
