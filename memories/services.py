@@ -237,6 +237,18 @@ def _save_change(
     return memory
 
 
+def record_memory_change(
+    *, principal: Principal, memory: Memory, fields: list[str], change: str, reason: str
+) -> Memory:
+    """Save what another app's service changed on a row it holds locked (merges, undo): a new
+    version and an audit event. If the text changed, the caller has set the embedding fields."""
+    embedded = any(name in EMBEDDING_FIELDS for name in fields)
+    recorded = [name for name in fields if name not in EMBEDDING_FIELDS]
+    return _save_change(
+        principal=principal, memory=memory, fields=recorded, change=change, reason=reason, embedded=embedded
+    )
+
+
 # How many times an update is planned again when the memory changed between its read and its write.
 UPDATE_ATTEMPTS = 3
 

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "memories",
     "knowledge",
     "instructions",
+    "lifecycle",
     "mcp_api",
     "rest_api",
 ]
@@ -214,7 +215,23 @@ CELERY_BEAT_SCHEDULE: dict[str, object] = {
         "schedule": 60.0,
         "options": {"expires": 60.0},
     },
+    # Duplicate detection and merges, one task per organization (see lifecycle/consolidation.py).
+    "lifecycle-consolidate": {
+        "task": "lifecycle.tasks.lifecycle_consolidate_all",
+        "schedule": float(env_int("CONSOLIDATION_INTERVAL_SECONDS", 3600)),
+        "options": {"expires": 600.0},
+    },
 }
+
+# Consolidation (lifecycle/detection.py says what each threshold means; bench/consolidation.py measured them).
+CONSOLIDATION_RELATED = float(env_str("CONSOLIDATION_RELATED", "0.85"))
+CONSOLIDATION_NEAR_DUPLICATE = float(env_str("CONSOLIDATION_NEAR_DUPLICATE", "0.95"))
+# What the worker merges without a curator: "exact" duplicates only, "near" ones too, or "off".
+CONSOLIDATION_AUTO_MERGE = env_str("CONSOLIDATION_AUTO_MERGE", "exact")
+# At most this share of an organization's memories changes automatically in one run; the rest are proposals.
+CONSOLIDATION_AUTO_MERGE_SHARE = float(env_str("CONSOLIDATION_AUTO_MERGE_SHARE", "0.02"))
+CONSOLIDATION_TIME_BUDGET = float(env_int("CONSOLIDATION_TIME_BUDGET_SECONDS", 600))
+CONSOLIDATION_NEIGHBOURS = env_int("CONSOLIDATION_NEIGHBOURS", 10)
 
 # MCP (Streamable HTTP at /mcp, stdio via `manage.py mcp_stdio`).
 # Browsers may call /mcp only from these origins (besides the server's own host): a defence

@@ -1,0 +1,256 @@
+"""Duplicate, related and contradicting memories: one set of rules for the worker, writes and tools.
+
+Two memories are compared only within one organization and one visibility scope (scope type,
+repository, owner), and only while both are alive (not deleted, not superseded):
+
+- *exact duplicate*: the same content once case, white space and punctuation are set aside;
+- *near duplicate*: embeddings at least ``CONSOLIDATION_NEAR_DUPLICATE`` similar, the same memory
+  type, and nothing that tells them apart (below);
+- *contradiction candidate*: similar (at least ``CONSOLIDATION_RELATED``) but the texts disagree on a
+  number, a date, a negation or a quoted/code value — "timeout is 30 s" against "timeout is 60 s";
+- *related / possible duplicate*: similar, at least ``CONSOLIDATION_RELATED``, and none of the above.
+
+Everything here is deterministic: no model is asked whether two texts mean the same.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+from uuid import UUID
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import ExpressionWrapper, FloatField, Q, QuerySet, Value
+from pgvector.django import CosineDistance
+
+from lifecycle.models import DismissedPair
+from memories.fields import vector_text
+from memories.models import Memory
+
+
+class MatchKind(enum.StrEnum):
+    DUPLICATE = "duplicate"
+    CONTRADICTION = "contradiction"
+    RELATED = "related"
+
+
+_NON_WORD = re.compile(r"[\W_]+")
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+# A quoted or code value: `ruff`, "eu-west-1", 'Black'.
+_QUOTED = re.compile(r"`([^`]{1,80})`|\"([^\"]{1,80})\"|'([^']{1,80})'|“([^”]{1,80})”")
+_NEGATIONS = frozenset(
+    {"not", "no", "never", "none", "nothing", "without", "cannot", "cant", "dont", "doesnt", "didnt", "isnt",
+     "arent", "wasnt", "werent", "wont", "shouldnt", "mustnt", "neither", "nor", "forbidden", "disallowed", "avoid"}
+)  # fmt: skip
+# "Do not" and "don't" count alike: the apostrophe is dropped before the words are compared.
+_APOSTROPHES = re.compile("['\u2019]")
+
+
+def normalized_content(text: str) -> str:
+    """Content as exact-duplicate detection compares it: case, white space and punctuation set aside."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _NON_WORD.sub(" ", folded).strip()
+
+
+def _words(text: str) -> list[str]:
+    return normalized_content(_APOSTROPHES.sub("", text)).split()
+
+
+@dataclass(frozen=True)
+class Differences:
+    """What two similar texts disagree on; empty when nothing tells them apart."""
+
+    numbers: tuple[list[str], list[str]] = ([], [])
+    values: tuple[list[str], list[str]] = ([], [])
+    negation: tuple[int, int] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.numbers[0] or self.numbers[1] or self.values[0] or self.values[1] or self.negation)
+
+    def as_evidence(self) -> dict[str, Any]:
+        evidence: dict[str, Any] = {}
+        if self.numbers[0] or self.numbers[1]:
+            evidence["numbers"] = {"first": self.numbers[0], "second": self.numbers[1]}
+        if self.values[0] or self.values[1]:
+            evidence["values"] = {"first": self.values[0], "second": self.values[1]}
+        if self.negation:
+            evidence["negations"] = {"first": self.negation[0], "second": self.negation[1]}
+        return evidence
+
+
+def _only_in(first: Counter[str], second: Counter[str]) -> list[str]:
+    return sorted((first - second).elements())
+
+
+def _quoted_values(text: str) -> Counter[str]:
+    return Counter(next(g for g in match.groups() if g).strip().casefold() for match in _QUOTED.finditer(text))
+
+
+def differences(first: str, second: str) -> Differences:
+    """Numbers (dates and versions included), quoted or code values, and the parity of negations."""
+    numbers = (Counter(_NUMBER.findall(first)), Counter(_NUMBER.findall(second)))
+    values = (_quoted_values(first), _quoted_values(second))
+    negations = (
+        sum(1 for word in _words(first) if word in _NEGATIONS),
+        sum(1 for word in _words(second) if word in _NEGATIONS),
+    )
+    return Differences(
+        numbers=(_only_in(numbers[0], numbers[1]), _only_in(numbers[1], numbers[0])),
+        values=(_only_in(values[0], values[1]), _only_in(values[1], values[0])),
+        # One says "do" where the other says "do not": an odd difference in negations.
+        negation=negations if (negations[0] - negations[1]) % 2 else None,
+    )
+
+
+@dataclass(frozen=True)
+class Match:
+    """How one memory relates to another it was compared with."""
+
+    memory_id: UUID
+    other_id: UUID
+    kind: MatchKind
+    similarity: float
+    exact: bool = False
+    differences: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def pair(self) -> tuple[UUID, UUID]:
+        return (self.memory_id, self.other_id) if self.memory_id < self.other_id else (self.other_id, self.memory_id)
+
+
+def classify(first: Memory, second: Memory, similarity: float) -> Match | None:
+    """The rules of the module docstring applied to two memories of one scope; None: unrelated."""
+    if normalized_content(first.current_content) == normalized_content(second.current_content):
+        return Match(first.pk, second.pk, MatchKind.DUPLICATE, max(similarity, 1.0 if similarity > 0 else 0.0), True)
+    if similarity < settings.CONSOLIDATION_RELATED:
+        return None
+    found = differences(first.current_content, second.current_content)
+    if found:
+        return Match(first.pk, second.pk, MatchKind.CONTRADICTION, similarity, differences=found.as_evidence())
+    if similarity >= settings.CONSOLIDATION_NEAR_DUPLICATE and first.memory_type == second.memory_type:
+        return Match(first.pk, second.pk, MatchKind.DUPLICATE, similarity)
+    return Match(first.pk, second.pk, MatchKind.RELATED, similarity)
+
+
+# --- where to look -----------------------------------------------------------------------------
+
+
+def alive(queryset: QuerySet[Memory]) -> QuerySet[Memory]:
+    return queryset.filter(deleted_at__isnull=True, superseded_by__isnull=True)
+
+
+def same_scope_q(memory: Memory) -> Q:
+    return Q(
+        organization_id=memory.organization_id,
+        scope_type=memory.scope_type,
+        repository_id=memory.repository_id,
+        owner_id=memory.owner_id,
+    )
+
+
+def nearest(
+    memory: Memory, *, limit: int, candidates: QuerySet[Memory] | None = None, exact_scan: bool = False
+) -> list[tuple[Memory, float]]:
+    """The memories of ``memory``'s scope closest to its embedding, with their cosine similarity."""
+    if memory.embedding is None:
+        return []
+    scope = alive(candidates if candidates is not None else Memory.objects.all())
+    scope = scope.filter(same_scope_q(memory), embedding__isnull=False).exclude(pk=memory.pk)
+    distance = CosineDistance("embedding", Value(vector_text(list(memory.embedding))))
+    with transaction.atomic():
+        if exact_scan:
+            ordering: Any = ExpressionWrapper(distance + Value(0.0), output_field=FloatField())
+        else:
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(settings.SEARCH_HNSW_EF_SEARCH, limit)])
+            ordering = distance
+        rows = list(scope.defer("search_vector").annotate(distance=distance).order_by(ordering)[:limit])
+    rows.sort(key=lambda row: row.distance)  # relaxed_order may return rows slightly out of order
+    return [(row, 1.0 - float(row.distance)) for row in rows]
+
+
+def exact_twins(memories: Sequence[Memory]) -> dict[UUID, list[Memory]]:
+    """For each memory, the alive memories of its scope with the same normalized content.
+
+    Found by the normalized text in SQL, so memories without an embedding (the provider was down)
+    are found too.
+    """
+    if not memories:
+        return {}
+    wanted = {normalized_content(memory.current_content) for memory in memories}
+    expression = "btrim(regexp_replace(lower(current_content), '[^[:alnum:]]+', ' ', 'g'))"
+    scope = Q()
+    for memory in memories:
+        scope |= same_scope_q(memory)
+    rows = (
+        alive(Memory.objects.filter(scope))
+        .defer("embedding", "search_vector")
+        .extra(where=[f"{expression} = ANY(%s)"], params=[list(wanted)])  # noqa: S610 - constant SQL, values bound
+    )
+    by_key: dict[tuple[Any, ...], list[Memory]] = {}
+    for row in rows:
+        by_key.setdefault(_twin_key(row), []).append(row)
+    return {memory.pk: [row for row in by_key.get(_twin_key(memory), []) if row.pk != memory.pk] for memory in memories}
+
+
+def _twin_key(memory: Memory) -> tuple[Any, ...]:
+    return (*_scope_tuple(memory), normalized_content(memory.current_content))
+
+
+def _scope_tuple(memory: Memory) -> tuple[Any, ...]:
+    return (memory.organization_id, memory.scope_type, memory.repository_id, memory.owner_id)
+
+
+def matches_for(memory: Memory, *, neighbours: int = 10, exact_scan: bool = False) -> list[Match]:
+    """Every match of one memory: its exact twins and its nearest neighbours, classified."""
+    found: dict[UUID, Match] = {}
+    for twin in exact_twins([memory]).get(memory.pk, []):
+        found[twin.pk] = Match(memory.pk, twin.pk, MatchKind.DUPLICATE, 1.0, True)
+    for other, similarity in nearest(memory, limit=neighbours, exact_scan=exact_scan):
+        if other.pk in found:
+            continue
+        match = classify(memory, other, similarity)
+        if match is not None:
+            found[other.pk] = match
+    return sorted(found.values(), key=lambda match: -match.similarity)
+
+
+def possible_duplicates(memory: Memory, *, among: QuerySet[Memory], limit: int = 3) -> list[tuple[Memory, float]]:
+    """Write-time hint: the caller-visible memories most like a just-written one, above the lower threshold."""
+    neighbours = nearest(memory, limit=limit, candidates=among)
+    return [(other, similarity) for other, similarity in neighbours if similarity >= settings.CONSOLIDATION_RELATED]
+
+
+def clusters(pairs: Iterable[tuple[UUID, UUID]]) -> list[set[UUID]]:
+    """Connected groups of memories from duplicate pairs (union-find)."""
+    parent: dict[UUID, UUID] = {}
+
+    def root(node: UUID) -> UUID:
+        parent.setdefault(node, node)
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for first, second in pairs:
+        parent[root(first)] = root(second)
+    groups: dict[UUID, set[UUID]] = {}
+    for node in parent:
+        groups.setdefault(root(node), set()).add(node)
+    return [group for group in groups.values() if len(group) > 1]
+
+
+def dismissed(memory_ids: Iterable[UUID]) -> bool:
+    """Whether a curator said any two of these memories are not duplicates."""
+    pairs = Q()
+    for first, second in combinations(sorted(memory_ids), 2):
+        pairs |= Q(first_id=first, second_id=second)
+    return bool(pairs) and DismissedPair.objects.filter(pairs).exists()

@@ -1,0 +1,129 @@
+"""What the lifecycle workers hand to curators: proposals, the pairs curators dismissed, and run records.
+
+A merge, whether a curator applied a proposal, an agent asked for it or the worker did it on its own,
+is itself recorded as a proposal in state ``applied``: the proposal keeps what the merge changed, so
+it can be undone exactly, and the curator sees every automatic change in one list.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from memories.models import Memory
+from organizations.models import ApiToken, Organization, User
+
+
+class ProposalKind(models.TextChoices):
+    MERGE = "merge", "Merge duplicates"
+    SUPERSEDE = "supersede", "Supersede"
+    CONTRADICTION = "contradiction", "Possible contradiction"
+    STALE = "stale", "Stale"
+
+
+class ProposalState(models.TextChoices):
+    OPEN = "open", "Open"
+    APPLIED = "applied", "Applied"
+    DISMISSED = "dismissed", "Dismissed"
+    UNDONE = "undone", "Undone"
+
+
+class RunKind(models.TextChoices):
+    CONSOLIDATION = "consolidation", "Consolidation"
+    DECAY = "decay", "Decay"
+    EXPIRY = "expiry", "Expiry"
+
+
+class RunStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    COMPLETED = "completed", "Completed"
+    FAILED = "failed", "Failed"
+
+
+class LifecycleRun(models.Model):
+    """One pass of a lifecycle worker over one organization."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="lifecycle_runs")
+    kind = models.CharField(max_length=16, choices=RunKind.choices)
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.RUNNING)
+    full = models.BooleanField(
+        default=False, help_text="A full pass rather than the memories changed since the last run."
+    )
+    # Memories changed at or before this moment were looked at; the next incremental run starts here.
+    watermark = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+    errors = models.TextField(blank=True)
+    time_budget_seconds = models.FloatField(default=0)
+    seconds_used = models.FloatField(default=0)
+
+    class Meta:
+        ordering = ["-started_at"]
+        indexes = [models.Index(fields=["organization", "kind", "-started_at"], name="lifecycle_run_org_kind_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} run of {self.organization_id} at {self.started_at:%Y-%m-%d %H:%M}"
+
+
+class ConsolidationProposal(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="consolidation_proposals")
+    kind = models.CharField(max_length=16, choices=ProposalKind.choices)
+    state = models.CharField(max_length=16, choices=ProposalState.choices, default=ProposalState.OPEN)
+    memories = models.ManyToManyField(Memory, related_name="consolidation_proposals")
+    # The ids as proposed, sorted: what "the same proposal" means, and what dismissal remembers.
+    memory_ids = ArrayField(models.UUIDField())
+    survivor = models.ForeignKey(Memory, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    evidence = models.JSONField(default=dict, blank=True)
+    # What applying it changed, so that undo can restore every member exactly.
+    applied = models.JSONField(default=dict, blank=True)
+    run = models.ForeignKey(LifecycleRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="proposals")
+    created_at = models.DateTimeField(default=timezone.now)
+    created_by = models.CharField(max_length=200, help_text="Who proposed it: the worker, an agent's token, a person.")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.CharField(max_length=200, blank=True)
+    decided_by_user = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    decided_by_token = models.ForeignKey(ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["organization", "state", "-created_at"], name="proposal_org_state_idx")]
+        constraints = [
+            # One open proposal of a kind for one set of memories, however many runs find it.
+            models.UniqueConstraint(
+                fields=["organization", "kind", "memory_ids"],
+                condition=Q(state="open"),
+                name="proposal_open_unique",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} of {len(self.memory_ids)} memories ({self.state})"
+
+
+class DismissedPair(models.Model):
+    """Two memories a curator said are not duplicates: never proposed together again."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    # Stored in sorted order, so (a, b) and (b, a) are one pair.
+    first = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    second = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_index=False)
+    proposal = models.ForeignKey(
+        ConsolidationProposal, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["first", "second"], name="dismissed_pair_unique"),
+            models.CheckConstraint(condition=Q(first__lt=models.F("second")), name="dismissed_pair_ordered"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.first_id} ≠ {self.second_id}"
