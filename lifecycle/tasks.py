@@ -8,6 +8,7 @@ from typing import Any
 from celery import shared_task
 
 from lifecycle.consolidation import consolidation_run
+from lifecycle.decay import decay_run
 from organizations.models import Organization
 
 logger = logging.getLogger(__name__)
@@ -32,3 +33,18 @@ def lifecycle_consolidate(self: Any, organization_id: int, full: bool = False) -
         logger.info("consolidation of %s skipped: another worker is running it", organization.slug)
         return None
     return {"run": run.pk, **run.counts}
+
+
+@shared_task(ignore_result=True)
+def lifecycle_decay_all() -> int:
+    ids = list(Organization.objects.values_list("pk", flat=True))
+    for organization_id in ids:
+        lifecycle_decay.delay(organization_id)
+    return len(ids)
+
+
+@shared_task(ignore_result=True, acks_late=True)
+def lifecycle_decay(organization_id: int) -> dict[str, Any] | None:
+    organization = Organization.objects.filter(pk=organization_id).first()
+    run = decay_run(organization=organization) if organization else None
+    return {"run": run.pk, **run.counts} if run else None

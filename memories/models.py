@@ -193,6 +193,11 @@ class Memory(models.Model):
         access = self._access()
         return access.last_accessed_at if access else None
 
+    @property
+    def freshness(self) -> float | None:
+        access = self._access()
+        return access.freshness if access else None
+
 
 class MemoryAccess(models.Model):
     """How often and when a memory was last read (search hits, browsing).
@@ -207,6 +212,9 @@ class MemoryAccess(models.Model):
     )
     access_count = models.PositiveBigIntegerField(default=0, editable=False)
     last_accessed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Written by the decay worker (lifecycle/decay.py says how it is computed): a curation signal.
+    freshness = models.FloatField(null=True, blank=True, editable=False)
+    freshness_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         verbose_name = "memory access"

@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 
 from memory_platform.embedded_db import EmbeddedServer
-from memory_platform.env import database_from_url, env_bool, env_int, env_list, env_str
+from memory_platform.env import database_from_url, env_bool, env_choice, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("MEMORY_PLATFORM_DATA_DIR", str(BASE_DIR / "var"))).resolve()
@@ -173,8 +173,8 @@ EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0)
 # Search. Weights of the two rankings in reciprocal-rank fusion, how many candidates each
 # retriever contributes, and below how many rows a scope is scanned exactly instead of via HNSW.
 SEARCH_FUSION = env_str("SEARCH_FUSION", "score")
-SEARCH_VECTOR_WEIGHT = float(env_str("SEARCH_VECTOR_WEIGHT", "1.0"))
-SEARCH_KEYWORD_WEIGHT = float(env_str("SEARCH_KEYWORD_WEIGHT", "1.5"))
+SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 1.0)
+SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.5)
 SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 100)
 SEARCH_EXACT_SCAN_LIMIT = env_int("SEARCH_EXACT_SCAN_LIMIT", 10000)
 SEARCH_HNSW_EF_SEARCH = env_int("SEARCH_HNSW_EF_SEARCH", 100)
@@ -215,6 +215,11 @@ CELERY_BEAT_SCHEDULE: dict[str, object] = {
         "schedule": 60.0,
         "options": {"expires": 60.0},
     },
+    "lifecycle-decay": {
+        "task": "lifecycle.tasks.lifecycle_decay_all",
+        "schedule": float(env_int("DECAY_INTERVAL_SECONDS", 86400)),
+        "options": {"expires": 3600.0},
+    },
     # Duplicate detection and merges, one task per organization (see lifecycle/consolidation.py).
     "lifecycle-consolidate": {
         "task": "lifecycle.tasks.lifecycle_consolidate_all",
@@ -224,14 +229,20 @@ CELERY_BEAT_SCHEDULE: dict[str, object] = {
 }
 
 # Consolidation (lifecycle/detection.py says what each threshold means; bench/consolidation.py measured them).
-CONSOLIDATION_RELATED = float(env_str("CONSOLIDATION_RELATED", "0.85"))
-CONSOLIDATION_NEAR_DUPLICATE = float(env_str("CONSOLIDATION_NEAR_DUPLICATE", "0.95"))
+CONSOLIDATION_RELATED = env_float("CONSOLIDATION_RELATED", 0.85)
+CONSOLIDATION_NEAR_DUPLICATE = env_float("CONSOLIDATION_NEAR_DUPLICATE", 0.95)
 # What the worker merges without a curator: "exact" duplicates only, "near" ones too, or "off".
-CONSOLIDATION_AUTO_MERGE = env_str("CONSOLIDATION_AUTO_MERGE", "exact")
+CONSOLIDATION_AUTO_MERGE = env_choice("CONSOLIDATION_AUTO_MERGE", "exact", ("exact", "near", "off"))
 # At most this share of an organization's memories changes automatically in one run; the rest are proposals.
-CONSOLIDATION_AUTO_MERGE_SHARE = float(env_str("CONSOLIDATION_AUTO_MERGE_SHARE", "0.02"))
-CONSOLIDATION_TIME_BUDGET = float(env_int("CONSOLIDATION_TIME_BUDGET_SECONDS", 600))
+CONSOLIDATION_AUTO_MERGE_SHARE = env_float("CONSOLIDATION_AUTO_MERGE_SHARE", 0.02)
+CONSOLIDATION_TIME_BUDGET = env_float("CONSOLIDATION_TIME_BUDGET_SECONDS", 600.0)
 CONSOLIDATION_NEIGHBOURS = env_int("CONSOLIDATION_NEIGHBOURS", 10)
+# Decay (lifecycle/decay.py): freshness halves every DECAY_HALF_LIFE_DAYS idle (longer for memories read often);
+# unreviewed memories below DECAY_STALE_FRESHNESS and unread for DECAY_STALE_DAYS become stale proposals.
+DECAY_HALF_LIFE_DAYS = env_int("DECAY_HALF_LIFE_DAYS", 30)
+DECAY_STALE_FRESHNESS = env_float("DECAY_STALE_FRESHNESS", 0.1)
+DECAY_STALE_DAYS = env_int("DECAY_STALE_DAYS", 90)
+DECAY_STALE_PER_RUN = env_int("DECAY_STALE_PER_RUN", 200)
 
 # MCP (Streamable HTTP at /mcp, stdio via `manage.py mcp_stdio`).
 # Browsers may call /mcp only from these origins (besides the server's own host): a defence
