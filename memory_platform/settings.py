@@ -197,6 +197,8 @@ else:
         "store_processed": False,
     }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# One queue name per deployment sharing a Redis (or per test run): workers consume only their own.
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "celery")
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"

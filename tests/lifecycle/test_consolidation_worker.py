@@ -1,0 +1,158 @@
+"""Real Celery worker processes on the real Redis: two at once, and one killed mid-run.
+
+Each test has a queue of its own on the Redis at 127.0.0.1:6379, so nothing else's tasks reach
+these workers. A run merges one pair per transaction; a worker killed with SIGKILL leaves whole
+merges or none, and the next run finishes the work.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from django.conf import settings
+
+from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalState, RunStatus
+from memories.models import Memory
+from memory_platform.celery import app
+from tests.conftest import MemoryFactory, Tenant, database_url_of_the_test_database
+from tests.worker.conftest import process_gone, wait_for
+
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+TASK = "lifecycle.tasks.lifecycle_consolidate"
+PAIRS = 100
+
+
+@pytest.fixture
+def queue() -> Iterator[str]:
+    try:
+        redis.Redis.from_url(REDIS_URL).ping()
+    except redis.exceptions.ConnectionError as error:  # every machine of the project runs one
+        pytest.fail(f"these tests need the Redis at {REDIS_URL}: {error}")
+    name = f"test-lifecycle-{uuid.uuid4().hex[:12]}"
+    yield name
+    redis.Redis.from_url(REDIS_URL).delete(name)
+
+
+@pytest.fixture
+def start_worker(queue: str, tmp_path: Path) -> Iterator[Callable[[str], subprocess.Popen[bytes]]]:
+    env = {k: v for k, v in os.environ.items() if k not in ("CELERY_BROKER_DIR",)}
+    env.update(
+        DATABASE_URL=database_url_of_the_test_database(),
+        REDIS_URL=REDIS_URL,
+        CELERY_QUEUE=queue,
+        PYTHONUNBUFFERED="1",
+        CONSOLIDATION_AUTO_MERGE_SHARE="1",
+    )
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(name: str) -> subprocess.Popen[bytes]:
+        log = (tmp_path / f"{name}.log").open("ab")
+        command = [
+            sys.executable, "-m", "celery", "-A", "memory_platform", "worker", "--pool", "solo",
+            "--loglevel", "info", "--hostname", f"{name}@%h", "--without-gossip", "--without-mingle",
+        ]  # fmt: skip
+        process = subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+
+
+def send(organization_id: int, queue: str) -> None:
+    with app.connection_for_write(REDIS_URL) as connection:
+        app.send_task(TASK, args=[organization_id], queue=queue, connection=connection)
+
+
+@pytest.fixture
+def pairs(acme: Tenant, make_memory: MemoryFactory) -> list[tuple[Memory, Memory]]:
+    made = []
+    for n in range(PAIRS):
+        text = f"Service {n} answers health checks at /healthz/{n} within {n + 1} ms."
+        made.append((make_memory(current_content=text), make_memory(current_content=text.upper())))
+    return made
+
+
+def assert_nothing_lost(acme: Tenant) -> None:
+    """Every memory alive or superseded by a live one; every applied merge whole."""
+    memories = {m.pk: m for m in Memory.objects.filter(organization=acme.organization)}
+    for memory in memories.values():
+        if memory.superseded_by_id is not None:
+            assert memories[memory.superseded_by_id].superseded_by_id is None, memory.pk
+    for proposal in ConsolidationProposal.objects.filter(state=ProposalState.APPLIED):
+        members = [memories[pk] for pk in proposal.memory_ids]
+        assert {m.superseded_by_id for m in members if m.pk != proposal.survivor_id} == {proposal.survivor_id}
+
+
+def assert_converged(pairs: list[tuple[Memory, Memory]]) -> None:
+    for first, second in pairs:
+        alive = Memory.objects.filter(pk__in=[first.pk, second.pk], superseded_by__isnull=True).count()
+        assert alive == 1, (first.pk, second.pk)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_at_once_never_run_one_organization_twice(
+    acme: Tenant, pairs: list[tuple[Memory, Memory]], queue: str, start_worker: Any
+) -> None:
+    start_worker("one")
+    start_worker("two")
+    send(acme.organization.pk, queue)
+    send(acme.organization.pk, queue)
+
+    wait_for(lambda: LifecycleRun.objects.filter(status=RunStatus.COMPLETED).exists(), 120, "a completed run")
+    wait_for(lambda: redis.Redis.from_url(REDIS_URL).llen(queue) == 0, 30, "both tasks taken")
+    wait_for(lambda: not LifecycleRun.objects.filter(status=RunStatus.RUNNING).exists(), 60, "no run running")
+
+    runs = list(LifecycleRun.objects.order_by("started_at"))
+    for earlier, later in itertools.pairwise(runs):
+        assert earlier.finished_at is not None and earlier.finished_at <= later.started_at
+    assert sum(run.counts.get("auto_merged", 0) for run in runs) == PAIRS
+    assert ConsolidationProposal.objects.filter(state=ProposalState.APPLIED).count() == PAIRS
+    assert_converged(pairs)
+    assert_nothing_lost(acme)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_mid_run_loses_nothing_and_the_next_run_converges(
+    acme: Tenant, pairs: list[tuple[Memory, Memory]], queue: str, start_worker: Any
+) -> None:
+    doomed = start_worker("doomed")
+    send(acme.organization.pk, queue)
+    wait_for(
+        lambda: ConsolidationProposal.objects.filter(state=ProposalState.APPLIED).count() >= 5,
+        120,
+        "the run to merge a few pairs",
+        poll=0.02,
+    )
+    os.kill(doomed.pid, signal.SIGKILL)
+    doomed.wait()
+    assert process_gone(doomed.pid)
+
+    interrupted = LifecycleRun.objects.get()
+    assert interrupted.status == RunStatus.RUNNING, "killed before the run finished"
+    merged_before_restart = ConsolidationProposal.objects.filter(state=ProposalState.APPLIED).count()
+    assert merged_before_restart < PAIRS
+    assert_nothing_lost(acme)
+
+    start_worker("restarted")
+    send(acme.organization.pk, queue)
+    wait_for(lambda: LifecycleRun.objects.filter(status=RunStatus.COMPLETED).exists(), 120, "the next run")
+
+    interrupted.refresh_from_db()
+    assert interrupted.status == RunStatus.FAILED and "interrupted" in interrupted.errors
+    assert ConsolidationProposal.objects.filter(state=ProposalState.APPLIED).count() == PAIRS
+    assert_converged(pairs)
+    assert_nothing_lost(acme)
