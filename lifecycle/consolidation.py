@@ -194,8 +194,8 @@ def _act_on(organization: Organization, run: LifecycleRun, tally: _Tally, match:
         **match.differences,
     }
     if match.kind == MatchKind.RELATED:
-        if members[pair[0]].memory_type != members[pair[1]].memory_type:
-            return
+        if match.differences or members[pair[0]].memory_type != members[pair[1]].memory_type:
+            return  # about different things: nothing for a curator to decide
         kind = ProposalKind.MERGE
     elif match.kind == MatchKind.CONTRADICTION:
         kind = ProposalKind.CONTRADICTION
@@ -210,11 +210,11 @@ def _act_on(organization: Organization, run: LifecycleRun, tally: _Tally, match:
         if automatic and _merge(organization, run, tally, pair, evidence):
             return
     survivor = max(members.values(), key=_survivor_key).pk if kind == ProposalKind.MERGE else None
-    proposal = proposal_create(
+    _proposal, created = proposal_create(
         organization_id=organization.pk, kind=kind, memory_ids=pair, created_by=WORKER,
         survivor_id=survivor, evidence=evidence, run=run,
     )  # fmt: skip
-    if proposal is not None and proposal.run_id == run.pk:
+    if created:
         tally.proposed(kind)
 
 

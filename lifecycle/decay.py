@@ -112,11 +112,11 @@ def decay_run(*, organization: Organization) -> LifecycleRun | None:
                 "access_count": memory.access_count,
                 "updated_at": memory.updated_at.isoformat(),
             }
-            if proposal_create(
+            _proposal, created = proposal_create(
                 organization_id=organization.pk, kind=ProposalKind.STALE, memory_ids=[memory.pk],
                 created_by=WORKER, evidence=evidence, run=run,
-            ):  # fmt: skip
-                proposed += 1
+            )  # fmt: skip
+            proposed += created
         run.status = RunStatus.COMPLETED
         run.finished_at = timezone.now()
         run.seconds_used = round(time.monotonic() - started, 3)

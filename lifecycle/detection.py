@@ -6,9 +6,12 @@ repository, owner), and only while both are alive (not deleted, not superseded):
 - *exact duplicate*: the same content once case, white space and punctuation are set aside;
 - *near duplicate*: embeddings at least ``CONSOLIDATION_NEAR_DUPLICATE`` similar, the same memory
   type, and nothing that tells them apart (below);
-- *contradiction candidate*: similar (at least ``CONSOLIDATION_RELATED``) but the texts disagree on a
-  number, a date, a negation or a quoted/code value — "timeout is 30 s" against "timeout is 60 s";
-- *related / possible duplicate*: similar, at least ``CONSOLIDATION_RELATED``, and none of the above.
+- *contradiction candidate*: at least ``CONSOLIDATION_CONTRADICTION`` similar, but the texts disagree
+  on a number, a date, a negation or a named value (a quoted or code value, a dashed identifier, a
+  proper name) —
+  "timeout is 30 s" against "timeout is 60 s", "deploy on Friday" against "deploy on Monday";
+- *related*: at least ``CONSOLIDATION_RELATED`` similar and none of the above: a *possible duplicate*
+  when nothing tells them apart, two statements about different things when a value does.
 
 Everything here is deterministic: no model is asked whether two texts mean the same.
 """
@@ -43,6 +46,10 @@ class MatchKind(enum.StrEnum):
 
 _NON_WORD = re.compile(r"[\W_]+")
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+# A named value: an identifier with a dash, dot, slash or underscore (billing-api, eu-west-1, v2.3, snake_case).
+_IDENTIFIER = re.compile(r"\b[^\W_]+(?:[-_./][^\W_]+)+\b")
+# A proper name inside a sentence (PostgreSQL, Friday, Kafka); a sentence's first word is not taken for one.
+_PROPER = re.compile(r"(?<![.!?:]\s)(?<!^)(?<=\s)([A-Z][\w]*)")
 # A quoted or code value: `ruff`, "eu-west-1", 'Black'.
 _QUOTED = re.compile(r"`([^`]{1,80})`|\"([^\"]{1,80})\"|'([^']{1,80})'|“([^”]{1,80})”")
 _NEGATIONS = frozenset(
@@ -89,14 +96,19 @@ def _only_in(first: Counter[str], second: Counter[str]) -> list[str]:
     return sorted((first - second).elements())
 
 
-def _quoted_values(text: str) -> Counter[str]:
-    return Counter(next(g for g in match.groups() if g).strip().casefold() for match in _QUOTED.finditer(text))
+def _named_values(text: str) -> Counter[str]:
+    quoted = [next(g for g in match.groups() if g).strip().casefold() for match in _QUOTED.finditer(text)]
+    # Numbers inside identifiers (eu-west-1) are compared as numbers already.
+    unquoted = _QUOTED.sub(" ", text)
+    named = [value.casefold() for value in _IDENTIFIER.findall(unquoted) if not value[0].isdigit()]
+    proper = [value.casefold() for value in _PROPER.findall(unquoted)]
+    return Counter(quoted + named + proper)
 
 
 def differences(first: str, second: str) -> Differences:
-    """Numbers (dates and versions included), quoted or code values, and the parity of negations."""
+    """Numbers (dates and versions included), quoted or named values, and the parity of negations."""
     numbers = (Counter(_NUMBER.findall(first)), Counter(_NUMBER.findall(second)))
-    values = (_quoted_values(first), _quoted_values(second))
+    values = (_named_values(first), _named_values(second))
     negations = (
         sum(1 for word in _words(first) if word in _NEGATIONS),
         sum(1 for word in _words(second) if word in _NEGATIONS),
@@ -133,7 +145,10 @@ def classify(first: Memory, second: Memory, similarity: float) -> Match | None:
         return None
     found = differences(first.current_content, second.current_content)
     if found:
-        return Match(first.pk, second.pk, MatchKind.CONTRADICTION, similarity, differences=found.as_evidence())
+        # Alike but for a value: very alike, one of them is probably out of date; less alike, most
+        # often two statements about different things ("billing-api" vs "ledger-api").
+        kind = MatchKind.CONTRADICTION if similarity >= settings.CONSOLIDATION_CONTRADICTION else MatchKind.RELATED
+        return Match(first.pk, second.pk, kind, similarity, differences=found.as_evidence())
     if similarity >= settings.CONSOLIDATION_NEAR_DUPLICATE and first.memory_type == second.memory_type:
         return Match(first.pk, second.pk, MatchKind.DUPLICATE, similarity)
     return Match(first.pk, second.pk, MatchKind.RELATED, similarity)

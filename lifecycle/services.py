@@ -324,16 +324,17 @@ def proposal_create(
     survivor_id: UUID | None = None,
     evidence: dict[str, Any] | None = None,
     run: LifecycleRun | None = None,
-) -> ConsolidationProposal | None:
-    """An open proposal, unless the same one is open already or a curator dismissed one of its pairs."""
+) -> tuple[ConsolidationProposal | None, bool]:
+    """An open proposal and whether it is new: the same one may be open already (returned), or a
+    curator may have dismissed one of its pairs (None)."""
     ids = sorted(set(memory_ids))
     if dismissed(ids):
-        return None
+        return None, False
     existing = ConsolidationProposal.objects.filter(
         organization_id=organization_id, kind=kind, memory_ids=ids, state=ProposalState.OPEN
     ).first()
     if existing is not None:
-        return existing
+        return existing, False
     with transaction.atomic():
         proposal = ConsolidationProposal.objects.create(
             organization_id=organization_id,
@@ -345,7 +346,7 @@ def proposal_create(
             created_by=created_by,
         )
         proposal.memories.set(Memory.objects.filter(pk__in=ids))
-    return proposal
+    return proposal, True
 
 
 def _open_proposal(principal: Principal, proposal_id: Any) -> ConsolidationProposal:

@@ -233,6 +233,7 @@ CELERY_BEAT_SCHEDULE: dict[str, object] = {
 # Consolidation (lifecycle/detection.py says what each threshold means; bench/consolidation.py measured them).
 CONSOLIDATION_RELATED = env_float("CONSOLIDATION_RELATED", 0.85)
 CONSOLIDATION_NEAR_DUPLICATE = env_float("CONSOLIDATION_NEAR_DUPLICATE", 0.95)
+CONSOLIDATION_CONTRADICTION = env_float("CONSOLIDATION_CONTRADICTION", 0.94)
 # What the worker merges without a curator: "exact" duplicates only, "near" ones too, or "off".
 CONSOLIDATION_AUTO_MERGE = env_choice("CONSOLIDATION_AUTO_MERGE", "exact", ("exact", "near", "off"))
 # At most this share of an organization's memories changes automatically in one run; the rest are proposals.

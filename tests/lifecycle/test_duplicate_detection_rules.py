@@ -34,6 +34,7 @@ def test_exact_duplicates_are_found_whatever_their_punctuation(make_memory: Memo
         ("Releases ship on 2026-03-01.", "Releases ship on 2026-04-01.", "numbers"),
         ("We deploy on Fridays.", "We do not deploy on Fridays.", "negations"),
         ("The linter is `ruff`.", "The linter is `black`.", "values"),
+        ("billing-api retries payments twice.", "ledger-api retries payments twice.", "values"),
     ],
 )
 def test_similar_texts_that_disagree_are_contradictions_never_duplicates(
