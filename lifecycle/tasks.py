@@ -9,6 +9,7 @@ from celery import shared_task
 
 from lifecycle.consolidation import consolidation_run
 from lifecycle.decay import decay_run
+from lifecycle.expiry import expiry_run
 from organizations.models import Organization
 
 logger = logging.getLogger(__name__)
@@ -48,3 +49,12 @@ def lifecycle_decay(organization_id: int) -> dict[str, Any] | None:
     organization = Organization.objects.filter(pk=organization_id).first()
     run = decay_run(organization=organization) if organization else None
     return {"run": run.pk, **run.counts} if run else None
+
+
+@shared_task(ignore_result=True)
+def lifecycle_expire_all() -> int:
+    """Record the expiries of every organization (cheap: one indexed query each)."""
+    count = 0
+    for organization in Organization.objects.all():
+        count += expiry_run(organization=organization).counts["expired"]
+    return count

@@ -217,6 +217,11 @@ CELERY_BEAT_SCHEDULE: dict[str, object] = {
         "schedule": 60.0,
         "options": {"expires": 60.0},
     },
+    "lifecycle-expire": {
+        "task": "lifecycle.tasks.lifecycle_expire_all",
+        "schedule": float(env_int("EXPIRY_INTERVAL_SECONDS", 300)),
+        "options": {"expires": 300.0},
+    },
     "lifecycle-decay": {
         "task": "lifecycle.tasks.lifecycle_decay_all",
         "schedule": float(env_int("DECAY_INTERVAL_SECONDS", 86400)),
