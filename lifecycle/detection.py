@@ -29,13 +29,11 @@ from typing import Any
 from uuid import UUID
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import ExpressionWrapper, FloatField, Q, QuerySet, Value
-from pgvector.django import CosineDistance
+from django.db.models import Q, QuerySet
 
 from lifecycle.models import DismissedPair
-from memories.fields import vector_text
 from memories.models import Memory
+from memories.search.vector import vector_candidates
 
 
 class MatchKind(enum.StrEnum):
@@ -170,26 +168,18 @@ def same_scope_q(memory: Memory) -> Q:
     )
 
 
-def nearest(
-    memory: Memory, *, limit: int, candidates: QuerySet[Memory] | None = None, exact_scan: bool = False
-) -> list[tuple[Memory, float]]:
-    """The memories of ``memory``'s scope closest to its embedding, with their cosine similarity."""
+def nearest(memory: Memory, *, limit: int, candidates: QuerySet[Memory] | None = None) -> list[tuple[Memory, float]]:
+    """The memories of ``memory``'s scope closest to its embedding, with their cosine similarity.
+
+    The search's own vector retriever: exact in a small scope, the HNSW graph otherwise.
+    """
     if memory.embedding is None:
         return []
     scope = alive(candidates if candidates is not None else Memory.objects.all())
-    scope = scope.filter(same_scope_q(memory), embedding__isnull=False).exclude(pk=memory.pk)
-    distance = CosineDistance("embedding", Value(vector_text(list(memory.embedding))))
-    with transaction.atomic():
-        if exact_scan:
-            ordering: Any = ExpressionWrapper(distance + Value(0.0), output_field=FloatField())
-        else:
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(settings.SEARCH_HNSW_EF_SEARCH, limit)])
-            ordering = distance
-        rows = list(scope.defer("search_vector").annotate(distance=distance).order_by(ordering)[:limit])
-    rows.sort(key=lambda row: row.distance)  # relaxed_order may return rows slightly out of order
-    return [(row, 1.0 - float(row.distance)) for row in rows]
+    scope = scope.filter(same_scope_q(memory)).exclude(pk=memory.pk)
+    found = vector_candidates(scope, list(memory.embedding), limit, organization_id=memory.organization_id)
+    rows = Memory.objects.defer("search_vector").in_bulk([candidate.pk for candidate in found])
+    return [(rows[candidate.pk], candidate.similarity or 0.0) for candidate in found if candidate.pk in rows]
 
 
 def exact_twins(memories: Sequence[Memory]) -> dict[UUID, list[Memory]]:
@@ -224,12 +214,12 @@ def _scope_tuple(memory: Memory) -> tuple[Any, ...]:
     return (memory.organization_id, memory.scope_type, memory.repository_id, memory.owner_id)
 
 
-def matches_for(memory: Memory, *, neighbours: int = 10, exact_scan: bool = False) -> list[Match]:
+def matches_for(memory: Memory, *, neighbours: int = 10) -> list[Match]:
     """Every match of one memory: its exact twins and its nearest neighbours, classified."""
     found: dict[UUID, Match] = {}
     for twin in exact_twins([memory]).get(memory.pk, []):
         found[twin.pk] = Match(memory.pk, twin.pk, MatchKind.DUPLICATE, 1.0, True)
-    for other, similarity in nearest(memory, limit=neighbours, exact_scan=exact_scan):
+    for other, similarity in nearest(memory, limit=neighbours):
         if other.pk in found:
             continue
         match = classify(memory, other, similarity)

@@ -48,7 +48,7 @@ def expiry_run(*, organization: Organization) -> LifecycleRun:
                     target_type="memory",
                     target_id=pk,
                     reason="valid_until passed",
-                    data={"valid_until": valid_until.isoformat(), "title": title},
+                    data={"valid_until": valid_until.isoformat() if valid_until else None, "title": title},
                 )
                 for pk, valid_until, title in rows
             ]
