@@ -30,8 +30,9 @@ from django.utils import timezone
 
 from lifecycle import detection
 from lifecycle.detection import Match, MatchKind
+from lifecycle.merge import memories_merge, survivor_rank
 from lifecycle.models import LifecycleRun, ProposalKind, RunKind, RunStatus
-from lifecycle.services import memories_merge, proposal_create
+from lifecycle.services import proposal_create
 from memories.models import Memory, Status
 from memory_platform.exceptions import DomainError
 from organizations.models import Organization
@@ -209,19 +210,13 @@ def _act_on(organization: Organization, run: LifecycleRun, tally: _Tally, match:
         )
         if automatic and _merge(organization, run, tally, pair, evidence):
             return
-    survivor = max(members.values(), key=_survivor_key).pk if kind == ProposalKind.MERGE else None
+    survivor = max(members.values(), key=survivor_rank).pk if kind == ProposalKind.MERGE else None
     _proposal, created = proposal_create(
         organization_id=organization.pk, kind=kind, memory_ids=pair, created_by=WORKER,
         survivor_id=survivor, evidence=evidence, run=run,
     )  # fmt: skip
     if created:
         tally.proposed(kind)
-
-
-def _survivor_key(memory: Memory) -> tuple[Any, ...]:
-    from lifecycle.services import survivor_rank
-
-    return survivor_rank(memory)
 
 
 def _merge(

@@ -8,8 +8,9 @@ import pytest
 from django.utils import timezone
 
 from lifecycle.decay import decay_run
+from lifecycle.merge import proposal_undo
 from lifecycle.models import ConsolidationProposal, ProposalKind, ProposalState
-from lifecycle.services import proposal_apply, proposal_dismiss, proposal_undo
+from lifecycle.services import proposal_apply, proposal_dismiss
 from memories.models import Memory, MemoryAccess, Status
 from memories.services import memory_verify
 from tests.conftest import MemoryFactory, Tenant

@@ -8,8 +8,8 @@ import pytest
 
 from knowledge.models import MemoryLink, Triple
 from knowledge.services import link_create, triple_assert
+from lifecycle.merge import choose_survivor, memories_merge, proposal_undo
 from lifecycle.models import ConsolidationProposal, ProposalState
-from lifecycle.services import choose_survivor, memories_merge, proposal_undo
 from memories.models import Memory, MemoryVersion, Status
 from memories.services import memory_update, memory_verify
 from memory_platform.exceptions import Conflict, NotFound, PermissionDenied, ValidationError
