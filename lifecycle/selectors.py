@@ -15,6 +15,7 @@ from memories import validation
 from memories.models import Memory
 from memories.selectors import memory_visibility_q, memory_visible_queryset
 from memory_platform.exceptions import NotFound, ValidationError
+from organizations.models import Role
 from organizations.principal import Principal
 
 
@@ -37,6 +38,11 @@ def proposal_get(principal: Principal, proposal_id: Any, *, for_update: bool = F
     if proposal is None:
         raise NotFound(f"proposal {parsed} not found")
     return proposal
+
+
+def proposal_get_for_display(proposal: ConsolidationProposal) -> ConsolidationProposal:
+    """The proposal as it stands now, with its memories, for an answer after a decision."""
+    return ConsolidationProposal.objects.prefetch_related("memories").get(pk=proposal.pk)
 
 
 def proposal_list(
@@ -97,6 +103,7 @@ CANDIDATE_LOOKAHEAD = 100
 def duplicate_candidates(principal: Principal, *, limit: int = 20) -> list[Cluster]:
     """Open proposals the principal can see, then what the latest writes look like (not yet seen by
     the worker): duplicates and contradiction candidates within the principal's visible scope."""
+    principal.require(Role.AGENT, "finding duplicates to merge")
     clusters = [
         Cluster(
             kind="contradiction" if proposal.kind == ProposalKind.CONTRADICTION else "duplicate",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from rest_api.views import knowledge, memories, organization
+from rest_api.views import knowledge, lifecycle, memories, organization
 
 app_name = "api"
 
@@ -12,6 +12,7 @@ urlpatterns = [
     path("memories/", memories.MemoryListView.as_view(), name="memory-list"),
     path("memories/search/", memories.MemorySearchView.as_view(), name="memory-search"),
     path("memories/batch/", memories.MemoryBatchView.as_view(), name="memory-batch"),
+    path("memories/consolidate/", lifecycle.ConsolidateView.as_view(), name="memory-consolidate"),
     path("memories/<uuid:memory_id>/", memories.MemoryDetailView.as_view(), name="memory-detail"),
     path("memories/<uuid:memory_id>/versions/", memories.MemoryVersionsView.as_view(), name="memory-versions"),
     path("memories/<uuid:memory_id>/links/", memories.MemoryLinksView.as_view(), name="memory-links"),
@@ -22,6 +23,12 @@ urlpatterns = [
     path("memories/<uuid:memory_id>/deprecate/", memories.MemoryDeprecateView.as_view(), name="memory-deprecate"),
     path("memories/<uuid:memory_id>/restore/", memories.MemoryRestoreView.as_view(), name="memory-restore"),
     path("memories/<uuid:memory_id>/invalidate/", memories.MemoryInvalidateView.as_view(), name="memory-invalidate"),
+    path("proposals/", lifecycle.ProposalListView.as_view(), name="proposal-list"),
+    path("proposals/<uuid:proposal_id>/", lifecycle.ProposalDetailView.as_view(), name="proposal-detail"),
+    path("proposals/<uuid:proposal_id>/apply/", lifecycle.ProposalApplyView.as_view(), name="proposal-apply"),
+    path("proposals/<uuid:proposal_id>/dismiss/", lifecycle.ProposalDismissView.as_view(), name="proposal-dismiss"),
+    path("proposals/<uuid:proposal_id>/undo/", lifecycle.ProposalUndoView.as_view(), name="proposal-undo"),
+    path("lifecycle/runs/", lifecycle.LifecycleRunListView.as_view(), name="lifecycle-run-list"),
     path("links/", knowledge.LinkCreateView.as_view(), name="link-list"),
     path("links/<int:pk>/", knowledge.LinkDetailView.as_view(), name="link-detail"),
     path("triples/", knowledge.TripleListView.as_view(), name="triple-list"),

@@ -18,6 +18,9 @@ from rest_framework.test import APIClient
 
 from knowledge.models import Entity, MemoryLink, Triple
 from knowledge.services import link_create, triple_assert
+from lifecycle.merge import memories_merge
+from lifecycle.models import ConsolidationProposal
+from lifecycle.services import proposal_create
 from memories.models import Memory
 from memories.services import memory_delete, memory_lock
 from organizations.models import Repository
@@ -90,6 +93,8 @@ class World:
     entity: Entity  # the triple's subject
     repository: Repository
     token_prefix: str  # a spare agent token's
+    proposal: ConsolidationProposal  # open: memory and a duplicate of it
+    applied: ConsolidationProposal  # a merge of two other duplicates, to undo
 
     def paths(self) -> dict[str, Any]:
         return {
@@ -102,6 +107,8 @@ class World:
             "entity": self.entity.pk,
             "repository": self.repository.slug,
             "token": self.token_prefix,
+            "proposal": self.proposal.pk,
+            "applied": self.applied.pk,
         }
 
 
@@ -117,6 +124,21 @@ def world(acme: Tenant, make_memory: MemoryFactory) -> World:
     triple, _ = triple_assert(principal=acme.agent, subject="payments-api", predicate="owned_by", object="Team Atlas")
     repository = repository_get_or_create(principal=acme.agent, slug="payments-api", name="Payments API")
     spare = token_create(principal=acme.admin, role="agent", name="spare")
+    twin = make_memory(current_content="Payments store money as integer cents!", status="active")
+    proposal, _ = proposal_create(
+        organization_id=acme.organization.pk, kind="merge", memory_ids=[memory.pk, twin.pk], created_by="tests"
+    )
+    pair = [
+        make_memory(current_content="Invoices are numbered per year."),
+        make_memory(current_content="invoices are numbered per year"),
+    ]
+    applied = memories_merge(
+        principal=acme.curator,
+        organization_id=acme.organization.pk,
+        memory_ids=[m.pk for m in pair],
+        actor=acme.curator,
+    )
+    assert proposal is not None
     return World(
         memory=memory,
         other=other,
@@ -127,4 +149,6 @@ def world(acme: Tenant, make_memory: MemoryFactory) -> World:
         entity=triple.subject,
         repository=repository,
         token_prefix=spare.token.prefix,
+        proposal=proposal,
+        applied=applied,
     )

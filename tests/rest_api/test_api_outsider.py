@@ -8,6 +8,7 @@ import pytest
 
 from instructions.models import InstructionText
 from knowledge.models import Entity, MemoryLink, Triple
+from lifecycle.models import ConsolidationProposal
 from memories.models import Memory
 from organizations.models import ApiToken, AuditEvent
 from tests.rest_api.conftest import API, Api, World, error_of, memory_body
@@ -36,7 +37,18 @@ BY_ID = [
     ("get", "/entities/{entity}/related/", None),
     ("get", "/repositories/{repository}/", None),
     ("delete", "/tokens/{token}/", None),
+    ("get", "/proposals/{proposal}/", None),
+    ("post", "/proposals/{proposal}/apply/", {}),
+    ("post", "/proposals/{proposal}/dismiss/", {}),
+    ("post", "/proposals/{applied}/undo/", {}),
+    ("post", "/memories/consolidate/", {"memory_ids": ["{memory}", "{other}"]}),
 ]
+
+
+def _fill(value: Any, paths: dict[str, Any]) -> Any:
+    if isinstance(value, list):
+        return [_fill(item, paths) for item in value]
+    return value.format(**paths) if isinstance(value, str) else value
 
 
 def _acme_state() -> tuple[Any, ...]:
@@ -47,6 +59,7 @@ def _acme_state() -> tuple[Any, ...]:
         sorted(ApiToken.objects.filter(organization__slug="acme").values_list("prefix", "revoked_at")),
         Entity.objects.filter(organization__slug="acme").count(),
         AuditEvent.objects.filter(organization__slug="acme").count(),
+        sorted(ConsolidationProposal.objects.values_list("pk", "state")),
     )
 
 
@@ -61,9 +74,7 @@ def test_outsider_gets_404_for_acme_objects(
     if body is None:
         response = getattr(api("outsider"), method)(url)
     else:
-        response = getattr(api("outsider"), method)(
-            url, {k: v.format(**paths) if isinstance(v, str) else v for k, v in body.items()}
-        )
+        response = getattr(api("outsider"), method)(url, {k: _fill(v, paths) for k, v in body.items()})
 
     error = error_of(response, 404, "not_found")
     assert "acme" not in error["message"]
@@ -85,6 +96,9 @@ def test_outsider_lists_none_of_acme_memories(api: Api, world: World) -> None:
         assert [m["id"] for m in results] == [own.json()["id"]]
     status = outsider.get(f"{API}/status/").json()
     assert (status["organization"], status["memories"]["total"]) == ("globex", 1)
+    assert outsider.get(f"{API}/proposals/?state=all").json() == {"results": [], "next_cursor": None}
+    assert outsider.get(f"{API}/lifecycle/runs/").json() == {"results": [], "next_cursor": None}
+    assert outsider.post(f"{API}/memories/consolidate/", {}).json()["clusters"] == []
 
 
 def test_outsider_sees_none_of_acme_knowledge(api: Api, world: World) -> None:

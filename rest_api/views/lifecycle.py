@@ -1,0 +1,193 @@
+"""/api/v1/proposals/, /memories/consolidate/ and /lifecycle/runs/: what the workers hand to curators."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from lifecycle import selectors, services
+from lifecycle.merge import proposal_undo
+from lifecycle.models import ConsolidationProposal
+from lifecycle.selectors import duplicate_candidates
+from memory_platform import pagination
+from rest_api import serializers_lifecycle as s
+from rest_api.serializers import ReasonSerializer
+from rest_api.views.base import ApiView
+
+TAG = ["lifecycle"]
+PROPOSALS = pagination.Keyset.of(("-created_at", pagination.Kind.MOMENT), ("-id", pagination.Kind.UUID))
+RUNS = pagination.Keyset.of(("-started_at", pagination.Kind.MOMENT), ("-id", pagination.Kind.WHOLE))
+
+
+def _proposal(proposal: ConsolidationProposal) -> Any:
+    return s.ProposalSerializer(selectors.proposal_get_for_display(proposal)).data
+
+
+class ProposalListView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="proposals_list",
+        summary="Consolidation proposals",
+        description=(
+            "Duplicates to merge, contradictions and stale memories the workers (or agents) found, newest "
+            "first; open ones by default (`state=all` for every state). Memories you cannot see are never named."
+        ),
+        parameters=[s.ProposalListQuerySerializer],
+        responses={200: s.ProposalPageSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        query = self.query(s.ProposalListQuerySerializer)
+        state = None if query["state"] == "all" else query["state"]
+        listing = selectors.proposal_list(self.principal, state=state, kind=query.get("kind"))
+        fingerprint = pagination.fingerprint({"proposals": state, "kind": query.get("kind"), "limit": query["limit"]})
+        page = pagination.cursor_page(
+            listing.prefetch_related("memories"),
+            PROPOSALS,
+            limit=query["limit"],
+            cursor=query.get("cursor"),
+            fingerprint=fingerprint,
+        )
+        return Response({"results": s.ProposalSerializer(page.items, many=True).data, "next_cursor": page.next_cursor})
+
+
+class ProposalDetailView(ApiView):
+    @extend_schema(
+        tags=TAG, operation_id="proposals_retrieve", summary="One proposal", responses={200: s.ProposalSerializer}
+    )
+    def get(self, request: Request, proposal_id: UUID) -> Response:
+        return Response(_proposal(selectors.proposal_get(self.principal, proposal_id)))
+
+
+class ProposalApplyView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="proposals_apply",
+        summary="Apply a proposal (curators)",
+        description=(
+            "Merge: the survivor (the proposed one, or `survivor_id`) stays and takes the others' tags, highest "
+            "importance and metadata, with `content` as its new text if given; the others are superseded, never "
+            "deleted. Stale: the memory is deprecated. Every change is a version and an audit event; undo reverses it."
+        ),
+        request=s.ProposalApplySerializer,
+        responses={200: s.ProposalSerializer},
+    )
+    def post(self, request: Request, proposal_id: UUID) -> Response:
+        data = self.body(s.ProposalApplySerializer)
+        proposal = services.proposal_apply(
+            principal=self.principal,
+            proposal_id=proposal_id,
+            survivor_id=data.get("survivor_id"),
+            content=data.get("content"),
+            reason=data.get("reason", ""),
+        )
+        return Response(_proposal(proposal))
+
+
+class ProposalDismissView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="proposals_dismiss",
+        summary="Dismiss a proposal (curators)",
+        description="Not duplicates: these memories are never proposed together again.",
+        request=ReasonSerializer,
+        responses={200: s.ProposalSerializer},
+    )
+    def post(self, request: Request, proposal_id: UUID) -> Response:
+        data = self.body(ReasonSerializer)
+        reason = data.get("reason", "")
+        proposal = services.proposal_dismiss(principal=self.principal, proposal_id=proposal_id, reason=reason)
+        return Response(_proposal(proposal))
+
+
+class ProposalUndoView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="proposals_undo",
+        summary="Undo an applied proposal (curators)",
+        description=(
+            "Every memory the proposal changed is put back exactly as it was (content, status, importance, tags, "
+            "metadata, supersession), as new versions; links it added are marked removed. Refused (409) if a "
+            "memory changed since: revert that one from its history."
+        ),
+        request=ReasonSerializer,
+        responses={200: s.ProposalSerializer},
+    )
+    def post(self, request: Request, proposal_id: UUID) -> Response:
+        data = self.body(ReasonSerializer)
+        proposal = proposal_undo(principal=self.principal, proposal_id=proposal_id, reason=data.get("reason", ""))
+        return Response(_proposal(proposal))
+
+
+class ConsolidateView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_consolidate",
+        summary="Merge duplicate memories, or list candidates",
+        description=(
+            "Without `memory_ids`: duplicate and contradiction candidates among the memories you can see. With "
+            "them: merge now if you may (agents: unreviewed memories only); otherwise a proposal for curators is "
+            "filed and `outcome` is `proposed`. `dry_run` changes nothing."
+        ),
+        request=s.ConsolidateSerializer,
+        responses={200: s.ConsolidationSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        data = self.body(s.ConsolidateSerializer)
+        empty: dict[str, Any] = {"proposal_id": None, "survivor": None, "superseded": [], "result": {}, "clusters": []}
+        if not data.get("memory_ids"):
+            clusters = duplicate_candidates(self.principal)
+            return Response(
+                {
+                    **empty,
+                    "outcome": "candidates",
+                    "message": f"{len(clusters)} candidate clusters",
+                    "clusters": s.ClusterSerializer(clusters, many=True).data,
+                }
+            )
+        done = services.memories_consolidate(
+            principal=self.principal,
+            memory_ids=data["memory_ids"],
+            survivor_id=data.get("survivor_id"),
+            content=data.get("content"),
+            dry_run=data["dry_run"],
+            reason=data.get("reason", ""),
+        )
+        return Response(
+            {
+                **empty,
+                "outcome": done.outcome,
+                "message": done.message,
+                "proposal_id": done.proposal.pk if done.proposal else None,
+                "survivor": s.MemorySerializer(done.survivor).data if done.survivor else None,
+                "superseded": [memory.pk for memory in done.superseded],
+                "result": done.result,
+            }
+        )
+
+
+class LifecycleRunListView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="lifecycle_runs_list",
+        summary="Lifecycle runs",
+        description="Consolidation, decay and expiry passes over your organization, newest first, with their counts.",
+        parameters=[s.LifecycleRunQuerySerializer],
+        responses={200: s.LifecycleRunPageSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        query = self.query(s.LifecycleRunQuerySerializer)
+        fingerprint = pagination.fingerprint({"runs": query.get("kind"), "limit": query["limit"]})
+        page = pagination.cursor_page(
+            selectors.run_list(self.principal, kind=query.get("kind")),
+            RUNS,
+            limit=query["limit"],
+            cursor=query.get("cursor"),
+            fingerprint=fingerprint,
+        )
+        return Response(
+            {"results": s.LifecycleRunSerializer(page.items, many=True).data, "next_cursor": page.next_cursor}
+        )
