@@ -138,7 +138,7 @@ def review(corpus: list[Any], ids: list[Any]) -> None:
 
 
 def ingest(principal: Any, entries: list[dict[str, Any]]) -> list[Any]:
-    from memories.services import memory_batch_create
+    from memories.batch import memory_batch_create
 
     ids = []
     for start in range(0, len(entries), 64):

@@ -517,3 +517,4 @@ class StatusSerializer(serializers.Serializer):
     database = serializers.DictField()
     embedding = serializers.DictField()
     memories = serializers.DictField()
+    lifecycle = serializers.DictField(help_text="Open proposals by kind, and the last run of each lifecycle worker.")

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from instructions.models import InstructionKey
 from instructions.selectors import instruction_text_get, instruction_text_list
 from instructions.services import instruction_text_reset, instruction_text_set
+from lifecycle.selectors import lifecycle_report
 from memories.selectors import memory_status_report
 from organizations import selectors, services
 from rest_api import serializers as s
@@ -161,8 +162,11 @@ class StatusView(ApiView):
         tags=["organization"],
         operation_id="status",
         summary="Who am I, and is search healthy",
-        description="Your organization and role, database and embedding model state, memory counts.",
+        description=(
+            "Your organization and role, database and embedding model state, memory counts, open proposals "
+            "and the last lifecycle runs."
+        ),
         responses={200: s.StatusSerializer},
     )
     def get(self, request: Request) -> Response:
-        return Response(memory_status_report(self.principal))
+        return Response({**memory_status_report(self.principal), "lifecycle": lifecycle_report(self.principal)})

@@ -90,8 +90,8 @@ def test_links_and_facts_of_the_superseded_follow_the_survivor_and_undo_puts_eve
     acme: Tenant, trio: list[Memory], make_memory: MemoryFactory
 ) -> None:
     elsewhere = make_memory(current_content="The release calendar lives in the ops wiki.")
-    original_link = link_create(principal=acme.agent, source_id=trio[1].pk, target_id=elsewhere.pk)
-    fact = triple_assert(principal=acme.agent, subject="deploys", predicate="blocked_on", object="friday",
+    original_link, _ = link_create(principal=acme.agent, source_id=trio[1].pk, target_id=elsewhere.pk)
+    fact, _ = triple_assert(principal=acme.agent, subject="deploys", predicate="blocked_on", object="friday",
                          memory_id=trio[2].pk)  # fmt: skip
     before = {m.pk: state(m) for m in trio}
 

@@ -93,8 +93,9 @@ class World:
     entity: Entity  # the triple's subject
     repository: Repository
     token_prefix: str  # a spare agent token's
-    proposal: ConsolidationProposal  # open: memory and a duplicate of it
-    applied: ConsolidationProposal  # a merge of two other duplicates, to undo
+    # Set by the ``proposals`` fixture, for the tests that address proposals by id.
+    proposal: ConsolidationProposal | None = None  # open: memory and a duplicate of it
+    applied: ConsolidationProposal | None = None  # a merge of two other duplicates, to undo
 
     def paths(self) -> dict[str, Any]:
         return {
@@ -107,8 +108,8 @@ class World:
             "entity": self.entity.pk,
             "repository": self.repository.slug,
             "token": self.token_prefix,
-            "proposal": self.proposal.pk,
-            "applied": self.applied.pk,
+            "proposal": self.proposal.pk if self.proposal else None,
+            "applied": self.applied.pk if self.applied else None,
         }
 
 
@@ -124,21 +125,6 @@ def world(acme: Tenant, make_memory: MemoryFactory) -> World:
     triple, _ = triple_assert(principal=acme.agent, subject="payments-api", predicate="owned_by", object="Team Atlas")
     repository = repository_get_or_create(principal=acme.agent, slug="payments-api", name="Payments API")
     spare = token_create(principal=acme.admin, role="agent", name="spare")
-    twin = make_memory(current_content="Payments store money as integer cents!", status="active")
-    proposal, _ = proposal_create(
-        organization_id=acme.organization.pk, kind="merge", memory_ids=[memory.pk, twin.pk], created_by="tests"
-    )
-    pair = [
-        make_memory(current_content="Invoices are numbered per year."),
-        make_memory(current_content="invoices are numbered per year"),
-    ]
-    applied = memories_merge(
-        principal=acme.curator,
-        organization_id=acme.organization.pk,
-        memory_ids=[m.pk for m in pair],
-        actor=acme.curator,
-    )
-    assert proposal is not None
     return World(
         memory=memory,
         other=other,
@@ -149,6 +135,21 @@ def world(acme: Tenant, make_memory: MemoryFactory) -> World:
         entity=triple.subject,
         repository=repository,
         token_prefix=spare.token.prefix,
-        proposal=proposal,
-        applied=applied,
     )
+
+
+@pytest.fixture
+def proposals(acme: Tenant, world: World, make_memory: MemoryFactory) -> World:
+    """The world with an open proposal (memory and a twin) and an applied merge of two other memories."""
+    twin = make_memory(current_content="Payments store money as integer cents!", status="active")
+    world.proposal, _ = proposal_create(
+        organization_id=acme.organization.pk, kind="merge", memory_ids=[world.memory.pk, twin.pk], created_by="tests"
+    )
+    pair = [make_memory(current_content="Invoices are numbered per year.") for _ in range(2)]
+    world.applied = memories_merge(
+        principal=acme.curator,
+        organization_id=acme.organization.pk,
+        memory_ids=[m.pk for m in pair],
+        actor=acme.curator,
+    )
+    return world

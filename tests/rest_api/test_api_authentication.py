@@ -24,6 +24,8 @@ PLACEHOLDERS = {
     "entity": 1,
     "repository": "payments-api",
     "token": "abcd1234",
+    "proposal": uuid.uuid4(),
+    "applied": uuid.uuid4(),
 }
 
 

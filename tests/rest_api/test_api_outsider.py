@@ -65,9 +65,9 @@ def _acme_state() -> tuple[Any, ...]:
 
 @pytest.mark.parametrize(("method", "path", "body"), BY_ID, ids=[f"{m} {p}" for m, p, _ in BY_ID])
 def test_outsider_gets_404_for_acme_objects(
-    api: Api, world: World, method: str, path: str, body: dict[str, Any] | None
+    api: Api, proposals: World, method: str, path: str, body: dict[str, Any] | None
 ) -> None:
-    paths = world.paths()
+    paths = proposals.paths()
     url = API + path.format(**paths)
     before = _acme_state()
 

@@ -146,7 +146,8 @@ def as_documented(openapi: dict[str, Any], responses: dict[str, Any], response: 
 
 
 @pytest.mark.parametrize("endpoint", list(ENDPOINTS))
-def test_each_role_may_or_may_not(api: Api, world: World, openapi: dict[str, Any], endpoint: str) -> None:
+def test_each_role_may_or_may_not(api: Api, proposals: World, openapi: dict[str, Any], endpoint: str) -> None:
+    world = proposals
     minimal, method, _, _, success = ENDPOINTS[endpoint]
     responses = documented(openapi, url_of(world, endpoint), method)
     for role in ROLES:

@@ -1,0 +1,153 @@
+"""Curators' view of what the lifecycle workers propose, and of their runs.
+
+Apply, dismiss and undo go through the same services as REST, ask for a reason on a page that
+lists what will change, and record that reason in every version and audit event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.template.response import TemplateResponse
+from django.utils.html import format_html_join
+
+from lifecycle.merge import REASON_MAX, proposal_undo
+from lifecycle.models import ConsolidationProposal, LifecycleRun
+from lifecycle.services import proposal_apply, proposal_dismiss
+from memories.models import Memory, ScopeType
+from memory_platform.exceptions import DomainError
+from organizations.admin_scoping import OrganizationScopedAdmin
+from organizations.selectors import principal_for_user
+
+Decision = Callable[..., ConsolidationProposal]
+
+
+@admin.register(ConsolidationProposal)
+class ConsolidationProposalAdmin(OrganizationScopedAdmin):
+    list_display = ("kind", "state", "members", "similarity", "created_at", "created_by", "decided_by")
+    list_filter = ("state", "kind")
+    ordering = ("-created_at",)
+    actions = ["apply_proposals", "dismiss_proposals", "undo_proposals"]
+    readonly_fields = (
+        "organization", "kind", "state", "members", "survivor", "evidence", "applied", "run",
+        "created_at", "created_by", "decided_at", "decided_by", "reason",
+    )  # fmt: skip
+    fields = readonly_fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ConsolidationProposal]:
+        queryset = super().get_queryset(request).prefetch_related("memories")
+        if request.user.is_superuser:
+            return queryset
+        # A proposal naming someone else's personal memory is not shown at all.
+        private = Memory.objects.filter(scope_type=ScopeType.USER).exclude(owner_id=request.user.pk)
+        return queryset.exclude(memories__in=private)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # decided by the actions, never edited
+
+    @admin.display(description="memories")
+    def members(self, obj: ConsolidationProposal) -> str:
+        return format_html_join(
+            "", "<div>{}{}</div>", ((("★ " if m.pk == obj.survivor_id else ""), m.title) for m in obj.memories.all())
+        )
+
+    @admin.display(description="similarity")
+    def similarity(self, obj: ConsolidationProposal) -> str:
+        value = obj.evidence.get("similarity")
+        return f"{value:.3f}" if isinstance(value, int | float) else self.get_empty_value_display()
+
+    def _decide(
+        self, request: HttpRequest, queryset: QuerySet[ConsolidationProposal], decision: Decision, *, action: str,
+        title: str, explanation: str, confirm: str,
+    ) -> TemplateResponse | None:  # fmt: skip
+        if not self._allowed(request, self.change_role, None):
+            self.message_user(request, "Deciding on proposals needs the curator role.", messages.ERROR)
+            return None
+        reason = request.POST.get("reason", "").strip()
+        if request.POST.get("post") != "yes" or not reason:
+            return TemplateResponse(
+                request,
+                "admin/lifecycle/confirm_decision.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "opts": self.model._meta,
+                    "title": title,
+                    "explanation": explanation,
+                    "confirm": confirm,
+                    "proposals": queryset,
+                    "action": action,
+                    "reason_max": REASON_MAX,
+                    "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+                },
+            )
+        done = 0
+        for proposal in queryset.select_related("organization"):
+            principal = principal_for_user(user=request.user, organization=proposal.organization)  # type: ignore[arg-type]
+            try:
+                decision(principal=principal, proposal_id=proposal.pk, reason=reason)
+                done += 1
+            except DomainError as error:
+                self.message_user(request, f"{proposal}: {error.message}", messages.ERROR)
+        if done:
+            self.message_user(request, f"{confirm}: {done} proposal(s).", messages.SUCCESS)
+        return None
+
+    @admin.action(description="Apply selected proposals (merge / deprecate)")
+    def apply_proposals(
+        self, request: HttpRequest, queryset: QuerySet[ConsolidationProposal]
+    ) -> TemplateResponse | None:
+        return self._decide(
+            request, queryset, proposal_apply, action="apply_proposals", title="Apply proposals",
+            explanation=(
+                "Merges keep the starred memory; the others are superseded by it (kept, deprecated) and it takes "
+                "their tags, the highest importance and their metadata. Stale memories are deprecated. "
+                "Everything can be undone."
+            ),
+            confirm="Applied",
+        )  # fmt: skip
+
+    @admin.action(description="Dismiss selected proposals (not duplicates)")
+    def dismiss_proposals(
+        self, request: HttpRequest, queryset: QuerySet[ConsolidationProposal]
+    ) -> TemplateResponse | None:
+        return self._decide(
+            request, queryset, proposal_dismiss, action="dismiss_proposals", title="Dismiss proposals",
+            explanation="Nothing changes, and these memories will not be proposed together again.",
+            confirm="Dismissed",
+        )  # fmt: skip
+
+    @admin.action(description="Undo selected applied proposals")
+    def undo_proposals(
+        self, request: HttpRequest, queryset: QuerySet[ConsolidationProposal]
+    ) -> TemplateResponse | None:
+        return self._decide(
+            request, queryset, proposal_undo, action="undo_proposals", title="Undo proposals",
+            explanation="Every memory these proposals changed goes back exactly as it was before, as a new version.",
+            confirm="Undone",
+        )  # fmt: skip
+
+
+@admin.register(LifecycleRun)
+class LifecycleRunAdmin(OrganizationScopedAdmin):
+    list_display = ("kind", "status", "started_at", "finished_at", "seconds_used", "counts", "errors")
+    list_filter = ("kind", "status")
+    ordering = ("-started_at",)
+    readonly_fields = (
+        "organization", "kind", "status", "full", "watermark", "started_at", "finished_at", "counts", "errors",
+        "time_budget_seconds", "seconds_used",
+    )  # fmt: skip
+    fields = readonly_fields
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
