@@ -228,12 +228,6 @@ def matches_for(memory: Memory, *, neighbours: int = 10) -> list[Match]:
     return sorted(found.values(), key=lambda match: -match.similarity)
 
 
-def possible_duplicates(memory: Memory, *, among: QuerySet[Memory], limit: int = 3) -> list[tuple[Memory, float]]:
-    """Write-time hint: the caller-visible memories most like a just-written one, above the lower threshold."""
-    neighbours = nearest(memory, limit=limit, candidates=among)
-    return [(other, similarity) for other, similarity in neighbours if similarity >= settings.CONSOLIDATION_RELATED]
-
-
 def clusters(pairs: Iterable[tuple[UUID, UUID]]) -> list[set[UUID]]:
     """Connected groups of memories from duplicate pairs (union-find)."""
     parent: dict[UUID, UUID] = {}

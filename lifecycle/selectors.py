@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
+from django.db import connection, transaction
 from django.db.models import Count, Exists, OuterRef, QuerySet
 
 from lifecycle import detection
@@ -138,3 +140,48 @@ def duplicate_candidates(principal: Principal, *, limit: int = 20) -> list[Clust
                 )
             )
     return clusters[:limit]
+
+
+@dataclass(frozen=True)
+class PossibleDuplicate:
+    id: UUID
+    title: str
+    similarity: float
+
+
+WRITE_HINTS = 3
+# For each new memory, its nearest alive neighbours of the same scope (which its writer can see:
+# it just wrote in that scope), in one statement for a whole batch.
+_WRITE_HINTS_SQL = """
+SELECT n.id, c.id, c.title, c.similarity
+FROM memories_memory AS n
+CROSS JOIN LATERAL (
+    SELECT m.id, m.title, 1 - (m.embedding <=> n.embedding) AS similarity
+    FROM memories_memory AS m
+    WHERE m.organization_id = n.organization_id AND m.scope_type = n.scope_type
+      AND m.repository_id IS NOT DISTINCT FROM n.repository_id AND m.owner_id IS NOT DISTINCT FROM n.owner_id
+      AND m.deleted_at IS NULL AND m.superseded_by_id IS NULL AND m.embedding IS NOT NULL AND m.id <> n.id
+    ORDER BY m.embedding <=> n.embedding
+    LIMIT %(limit)s
+) AS c
+WHERE n.id = ANY(%(ids)s) AND n.embedding IS NOT NULL AND c.similarity >= %(floor)s
+ORDER BY n.id, c.similarity DESC
+"""
+
+
+def possible_duplicates(memories: list[Memory]) -> dict[UUID, list[PossibleDuplicate]]:
+    """The write-time hint: for each just-written memory, up to three alive memories of its scope at
+    least ``CONSOLIDATION_RELATED`` similar, so an agent can update one instead of adding another."""
+    hints: dict[UUID, list[PossibleDuplicate]] = {memory.pk: [] for memory in memories}
+    if not memories:
+        return hints
+    with transaction.atomic(), connection.cursor() as cursor:
+        # The shared HNSW graph, scanned on until enough rows of the memory's own scope are found.
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(
+            _WRITE_HINTS_SQL,
+            {"ids": list(hints), "limit": WRITE_HINTS, "floor": settings.CONSOLIDATION_RELATED},
+        )
+        for memory_id, other_id, title, similarity in cursor.fetchall():
+            hints[memory_id].append(PossibleDuplicate(other_id, title, round(float(similarity), 4)))
+    return hints

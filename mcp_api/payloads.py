@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from lifecycle.selectors import PossibleDuplicate
 from memories.models import Memory, MemoryVersion
 from memories.public import MEMORY_FIELDS, memory_values
 
@@ -81,3 +83,8 @@ def triple_payload(triple: Any) -> dict[str, Any]:
         "invalidation_reason": triple.invalidation_reason or None,
         "memory_id": str(triple.memory_id) if triple.memory_id else None,
     }
+
+
+def hints_payload(hints: Sequence[PossibleDuplicate]) -> list[dict[str, Any]]:
+    """A write's ``possible_duplicates``: memories of its scope so alike it may repeat one of them."""
+    return [{"id": str(hint.id), "title": hint.title, "similarity": hint.similarity} for hint in hints]

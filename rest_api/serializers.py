@@ -220,6 +220,22 @@ class MemorySerializer(serializers.Serializer):
         return {**public, **fields}
 
 
+class PossibleDuplicateSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    similarity = serializers.FloatField(help_text="Cosine similarity to the memory just written (0 to 1).")
+
+
+class MemoryWrittenSerializer(MemorySerializer):
+    possible_duplicates = PossibleDuplicateSerializer(
+        many=True,
+        help_text=(
+            "Up to three memories of the same scope nearly alike (at least CONSOLIDATION_RELATED similar): "
+            "update one of them instead of keeping two, or merge them (POST /memories/consolidate/)."
+        ),
+    )
+
+
 class SearchHitSerializer(MemorySerializer):
     relevance = serializers.FloatField(allow_null=True, help_text="Fused score of this query; null without a query.")
     similarity = serializers.FloatField(allow_null=True, help_text="Cosine similarity to the query, when scored.")
@@ -297,7 +313,7 @@ class BatchSerializer(StrictSerializer):
 class BatchResultSerializer(serializers.Serializer):
     index = serializers.IntegerField(min_value=0)
     ok = serializers.BooleanField()
-    memory = MemorySerializer(allow_null=True)
+    memory = MemoryWrittenSerializer(allow_null=True)
     error = ErrorDetailSerializer(allow_null=True)
 
 

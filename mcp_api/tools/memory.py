@@ -8,7 +8,8 @@ from django.conf import settings
 from pydantic import Field
 
 from knowledge.services import link_create
-from mcp_api.payloads import memory_payload, version_payload
+from lifecycle.selectors import possible_duplicates
+from mcp_api.payloads import hints_payload, memory_payload, version_payload
 from mcp_api.server import ToolOutput, tool
 from memories import selectors, services
 from memories.batch import memory_batch_create
@@ -59,7 +60,9 @@ def _write_data(**fields: Any) -> dict[str, Any]:
         "Create one memory: a single fact, rule, decision or preference. Search first to avoid duplicates. "
         "With `id`, updates that memory if it exists (upsert) or creates it with that id. "
         "Pass `idempotency_key` to make retries safe: the same key with the same content returns the memory "
-        "created the first time. Returns the memory as JSON."
+        "created the first time. Returns the memory as JSON, with `possible_duplicates`: up to three memories of "
+        "the same scope that say nearly the same ({id, title, similarity}). If one says what you meant, update "
+        "it (memory-update) and delete or merge (memory-consolidate) the new one instead of keeping both."
     ),
 )
 def memory_write(
@@ -101,7 +104,7 @@ def memory_write(
             tags=tags,
         ),
     )
-    return memory_payload(memory)
+    return memory_payload(memory, possible_duplicates=hints_payload(possible_duplicates([memory])[memory.pk]))
 
 
 @tool(
@@ -302,7 +305,8 @@ def memory_link(
     description=(
         "Create several distinct memories at once (e.g. the facts learned in one session). Each entry takes "
         "the memory-write arguments and is validated on its own: good entries are stored even if others fail. "
-        "Returns one result per entry, in order: {index, ok, memory} or {index, ok: false, error}."
+        "Returns one result per entry, in order: {index, ok, memory} or {index, ok: false, error}; each memory "
+        "lists its possible_duplicates like memory-write."
     ),
 )
 def memory_batch_write(
@@ -315,8 +319,13 @@ def memory_batch_write(
     organization: Annotated[str | None, Field(description="Your organization's slug (optional).")] = None,
 ) -> list[dict[str, Any]]:
     results = memory_batch_create(principal=principal, entries=memories, organization=organization)
+    hints = possible_duplicates([result.memory for result in results if result.memory is not None])
     return [
-        {"index": result.index, "ok": True, "memory": memory_payload(result.memory)}
+        {
+            "index": result.index,
+            "ok": True,
+            "memory": memory_payload(result.memory, possible_duplicates=hints_payload(hints[result.memory.pk])),
+        }
         if result.memory is not None
         else {"index": result.index, "ok": False, "error": result.error.message if result.error else "failed"}
         for result in results

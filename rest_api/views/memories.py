@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from knowledge.selectors import memory_graph, memory_links
+from lifecycle.selectors import PossibleDuplicate, possible_duplicates
 from memories import selectors, services, validation
 from memories.batch import memory_batch_create
 from memories.models import Memory
@@ -71,12 +72,17 @@ def _idempotency_key(request: Request, body_key: str | None) -> str | None:
     return header if header is not None else body_key
 
 
+def written_data(memory: Memory, hints: list[PossibleDuplicate]) -> dict[str, Any]:
+    return {**memory_data(memory), "possible_duplicates": s.PossibleDuplicateSerializer(hints, many=True).data}
+
+
 def _created_response(memory: Memory, created: bool) -> Response:
     """201 with Location for a memory this request created; 200 for a replay or an upsert."""
+    data = written_data(memory, possible_duplicates([memory])[memory.pk])
     if created:
         location = reverse("api:memory-detail", kwargs={"memory_id": memory.pk})
-        return Response(memory_data(memory), status=status.HTTP_201_CREATED, headers={"Location": location})
-    return Response(memory_data(memory))
+        return Response(data, status=status.HTTP_201_CREATED, headers={"Location": location})
+    return Response(data)
 
 
 CREATE_EXAMPLE = OpenApiExample(
@@ -157,11 +163,13 @@ class MemoryListView(ApiView):
         summary="Create a memory",
         description=(
             "Create one memory; 201 with its Location. With `id`, an upsert: an existing memory is updated (200). "
-            "A retry with the same Idempotency-Key and content returns the first result (200)."
+            "A retry with the same Idempotency-Key and content returns the first result (200). "
+            "`possible_duplicates` lists memories of the same scope that say nearly the same: update one of them "
+            "rather than keep both, or merge them."
         ),
         parameters=[IdempotencyKeyParameter],
         request=s.MemoryCreateSerializer,
-        responses={201: s.MemorySerializer, 200: s.MemorySerializer},
+        responses={201: s.MemoryWrittenSerializer, 200: s.MemoryWrittenSerializer},
         examples=[CREATE_EXAMPLE],
     )
     def post(self, request: Request) -> Response:
@@ -386,6 +394,7 @@ class MemoryBatchView(ApiView):
                 for index, entry in enumerate(entries)
             ]
         results = memory_batch_create(principal=self.principal, entries=entries)
+        hints = possible_duplicates([result.memory for result in results if result.memory is not None])
         body = []
         for result in results:
             error = result.error
@@ -393,7 +402,7 @@ class MemoryBatchView(ApiView):
                 {
                     "index": result.index,
                     "ok": result.ok,
-                    "memory": memory_data(result.memory) if result.memory is not None else None,
+                    "memory": written_data(result.memory, hints[result.memory.pk]) if result.memory else None,
                     "error": _error_data(error) if error is not None else None,
                 }
             )
