@@ -62,21 +62,22 @@ def status(value: Any) -> str:
     return _choice(value, "status", Status.values)
 
 
-def importance(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, str) and value.strip().isdigit():
-            value = int(value.strip())
-        else:
-            raise ValidationError(
-                f"importance must be a whole number from {IMPORTANCE_MIN} to {IMPORTANCE_MAX}, got {value!r}",
-                details={"field": "importance"},
-            )
-    if not IMPORTANCE_MIN <= value <= IMPORTANCE_MAX:
+def importance(value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and value.strip().isdigit():
+        number = int(value.strip())
+    else:
         raise ValidationError(
-            f"importance must be from {IMPORTANCE_MIN} to {IMPORTANCE_MAX}, got {value}",
+            f"importance must be a whole number from {IMPORTANCE_MIN} to {IMPORTANCE_MAX}, got {value!r}",
             details={"field": "importance"},
         )
-    return value
+    if not IMPORTANCE_MIN <= number <= IMPORTANCE_MAX:
+        raise ValidationError(
+            f"importance must be from {IMPORTANCE_MIN} to {IMPORTANCE_MAX}, got {number}",
+            details={"field": "importance"},
+        )
+    return number
 
 
 def content(value: Any) -> str:
@@ -93,16 +94,16 @@ def content(value: Any) -> str:
     return str(without_nul(value, "current_content")).strip()
 
 
-def title(value: Any) -> str:
+def title(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationError("title must be non-empty text (or omit it to derive one)", details={"field": "title"})
-    value = " ".join(without_nul(value, "title").split())
-    if len(value) > TITLE_MAX_CHARS:
+    text = " ".join(str(without_nul(value, "title")).split())
+    if len(text) > TITLE_MAX_CHARS:
         raise ValidationError(
-            f"title is {len(value)} characters; keep it to one short sentence (at most {TITLE_MAX_CHARS})",
+            f"title is {len(text)} characters; keep it to one short sentence (at most {TITLE_MAX_CHARS})",
             details={"field": "title"},
         )
-    return value
+    return text
 
 
 _MARKUP = re.compile(r"^[\s#>*\-`_]+")
@@ -172,24 +173,24 @@ def tags(value: Any) -> list[str]:
     return cleaned
 
 
-def aware_datetime(value: Any, field: str) -> datetime | None:
+def aware_datetime(value: object, field: str) -> datetime | None:
     if value is None or value == "":
         return None
+    moment: object = value
     if isinstance(value, str):
         try:
-            parsed = parse_datetime(value.strip())
+            moment = parse_datetime(value.strip())
         except ValueError:  # well formed but impossible, e.g. February 30th
-            parsed = None
-        if parsed is None:
+            moment = None
+        if moment is None:
             raise ValidationError(
                 f"{field} must be an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z", details={"field": field}
             )
-        value = parsed
-    if not isinstance(value, datetime):
+    if not isinstance(moment, datetime):
         raise ValidationError(f"{field} must be an ISO 8601 date-time", details={"field": field})
-    if timezone.is_naive(value):
-        value = timezone.make_aware(value, timezone.get_fixed_timezone(0))
-    return value
+    if timezone.is_naive(moment):
+        return timezone.make_aware(moment, timezone.get_fixed_timezone(0))
+    return moment
 
 
 def memory_id(value: Any, field: str = "id") -> uuid.UUID:

@@ -42,6 +42,8 @@ class OrganizationAdmin(OrganizationScopedAdmin):
     change_role = Role.ADMIN
 
     def _organization_of(self, obj: Any) -> Organization:
+        if not isinstance(obj, Organization):
+            raise TypeError(f"{obj!r} is not an organization")
         return obj
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Organization]:

@@ -40,6 +40,8 @@ class OrganizationScopedAdmin(admin.ModelAdmin):
         value: Any = obj
         for part in self.organization_path.split("__"):
             value = getattr(value, part)
+        if not isinstance(value, Organization):
+            raise TypeError(f"{self.organization_path} of {obj!r} is not an organization")
         return value
 
     def _allowed(self, request: HttpRequest, role: str, obj: Model | None) -> bool:
