@@ -9,22 +9,8 @@ from django.http import HttpRequest
 
 from knowledge.models import Entity, EntityAlias, MemoryLink, Predicate, Triple
 from memories.admin import MemoryAdmin, MemoryPartInline
-from organizations.admin_scoping import OrganizationScopedAdmin
+from organizations.admin_scoping import OrganizationScopedAdmin, ReadOnlyInline
 from organizations.models import Role
-
-
-class ReadOnlyInline(admin.TabularInline):
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return True
 
 
 def _normalized(alias: str) -> str:

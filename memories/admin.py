@@ -15,7 +15,7 @@ from django.http import HttpRequest
 from memories import services
 from memories.models import Memory, MemoryVersion, ScopeType
 from memory_platform.exceptions import DomainError
-from organizations.admin_scoping import OrganizationScopedAdmin
+from organizations.admin_scoping import OrganizationScopedAdmin, ReadOnlyInline
 from organizations.principal import Principal
 from organizations.selectors import principal_for_user
 
@@ -40,22 +40,12 @@ def _principal(request: HttpRequest, memory_or_org: Any) -> Principal:
     return principal_for_user(user=request.user, organization=organization)  # type: ignore[arg-type]
 
 
-class MemoryPartInline(admin.TabularInline):
+class MemoryPartInline(ReadOnlyInline):
     """A read-only table of what belongs to the memory on its page (versions here; links and
     facts, attached by knowledge/admin.py)."""
 
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        # Part of the memory: whoever may see the memory sees it, whatever Django's per-model
-        # permissions say (the admin follows organization roles instead).
+        # Part of the memory: whoever may see the memory sees it.
         return self.admin_site.get_model_admin(Memory).has_view_permission(request, obj)
 
 

@@ -94,3 +94,21 @@ class OrganizationScopedAdmin(admin.ModelAdmin):
             elif db_field.related_model is Repository:
                 kwargs["queryset"] = Repository.objects.filter(organization__in=organizations)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+class ReadOnlyInline(admin.TabularInline):
+    """A table shown on a parent's page that nobody edits there (history, links, facts)."""
+
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Whoever may see the parent sees its rows, whatever Django's per-model permissions say
+        # (the admin follows organization roles instead, and the parent's admin checks those).
+        return True
