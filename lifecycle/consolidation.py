@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from lifecycle import detection
 from lifecycle.detection import Match, MatchKind
-from lifecycle.merge import memories_merge, survivor_rank
+from lifecycle.merge import MemberBusy, memories_merge, survivor_rank
 from lifecycle.models import LifecycleRun, ProposalKind, RunKind, RunStatus
 from lifecycle.services import proposal_create
 from memories.models import Memory, Status
@@ -222,6 +222,8 @@ def _act_on(organization: Organization, run: LifecycleRun, tally: _Tally, match:
 def _merge(
     organization: Organization, run: LifecycleRun, tally: _Tally, pair: list[UUID], evidence: dict[str, Any]
 ) -> bool:
+    """Merge on our own; False leaves the pair to a curator. A pair whose row someone is changing
+    right now counts as handled: that change brings it back to the next run."""
     actor = Principal.for_operator(organization, WORKER)
     try:
         memories_merge(
@@ -229,6 +231,9 @@ def _merge(
             reason=f"{'exact' if evidence['exact'] else 'near'} duplicates merged automatically",
             run=run, evidence=evidence,
         )  # fmt: skip
+    except MemberBusy as error:
+        tally.errors.append(str(error))
+        return True
     except (DomainError, DatabaseError) as error:
         # A concurrent edit (a curator verified one meanwhile) or a refused row: a curator decides instead.
         tally.errors.append(f"merge of {pair[0]} and {pair[1]} left to a curator: {error}")

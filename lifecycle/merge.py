@@ -82,14 +82,18 @@ def _candidates(principal: Principal | None, organization_id: int) -> QuerySet[M
     return memory_visible_queryset(principal)
 
 
-def lock_members(queryset: QuerySet[Memory], ids: list[UUID]) -> list[Memory]:
+def lock_members(queryset: QuerySet[Memory], ids: list[UUID], *, skip_locked: bool = False) -> list[Memory]:
+    """The memories, their rows locked. ``skip_locked`` (the worker): a row someone is changing right
+    now is not waited for; the merge is refused and the next run, seeing the change, looks again."""
     rows = list(
-        queryset.select_for_update(of=("self",))
+        queryset.select_for_update(of=("self",), skip_locked=skip_locked)
         .select_related("organization", "repository", "owner", "access")
         .filter(pk__in=ids)
         .order_by("pk")  # one lock order for every merge, so two merges never deadlock
     )
     missing = sorted(set(ids) - {row.pk for row in rows})
+    if missing and skip_locked and queryset.filter(pk=missing[0]).exists():
+        raise MemberBusy(f"memory {missing[0]} is being changed right now; it is left for the next run")
     if missing:
         raise NotFound(f"memory {missing[0]} not found")
     return rows
@@ -109,6 +113,10 @@ def _check_mergeable(members: list[Memory]) -> None:
             raise Conflict(
                 f"memory {member.pk} was already superseded by {member.superseded_by_id}; merge that one instead"
             )
+
+
+class MemberBusy(Conflict):
+    """The worker found a member's row locked by someone changing it."""
 
 
 class NeedsCurator(PermissionDenied):
@@ -158,7 +166,7 @@ def memories_merge(
         vectors = embed_texts([embedding_text(validation.derive_title(content), content)])
         vector = vectors[0] if vectors else None
     with transaction.atomic():
-        members = lock_members(_candidates(principal, organization_id), ids)
+        members = lock_members(_candidates(principal, organization_id), ids, skip_locked=principal is None)
         _check_mergeable(members)
         _check_allowed(principal, members)
         survivor = next(m for m in members if m.pk == wanted_survivor) if wanted_survivor else choose_survivor(members)

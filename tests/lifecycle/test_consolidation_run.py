@@ -8,6 +8,7 @@ from typing import Any
 import psycopg
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from lifecycle.consolidation import LOCK_NAMESPACE, consolidation_run
 from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalKind, ProposalState, RunStatus
@@ -194,3 +195,21 @@ def test_an_outsiders_memories_are_not_touched(acme: Tenant, globex: Tenant, mak
 
     assert alive([m.pk for m in theirs]) == {m.pk for m in theirs}
     assert not ConsolidationProposal.objects.filter(organization=globex.organization).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_worker_skips_a_memory_someone_is_changing_and_takes_it_up_later(
+    acme: Tenant, make_memory: MemoryFactory, other_connection: psycopg.Connection[Any]
+) -> None:
+    first = make_memory(current_content=RULE)
+    second = make_memory(current_content=RULE.upper())
+    with other_connection.transaction():
+        other_connection.execute("SELECT 1 FROM memories_memory WHERE id = %s FOR UPDATE", [second.pk])
+        busy = consolidation_run(organization=acme.organization)
+    assert busy is not None and busy.counts["auto_merged"] == 0 and "being changed" in busy.errors
+    assert alive([first.pk, second.pk]) == {first.pk, second.pk}
+
+    Memory.objects.filter(pk=second.pk).update(updated_at=timezone.now())  # the edit that held the row
+    later = consolidation_run(organization=acme.organization)
+
+    assert later is not None and later.counts["auto_merged"] == 1
