@@ -1,24 +1,40 @@
-"""Shared fixtures: two organizations with a person or token for every role.
+"""Shared fixtures: two organizations with a person or token for every role, and the embedder.
 
 ``acme`` is the organization under test; ``globex`` is the outsider whose principals must see
-and touch nothing of acme's.
+and touch nothing of acme's. Both are built once per test process (per xdist worker) and
+committed, so each test's rolled-back transaction returns to them; a ``transaction=True`` test
+empties every table when it ends, after which they are built again (see pytest_runtest_teardown).
+The principals are loaded afresh for every test: they hold model instances a test may change.
+
+Every test embeds with ``tests.embedder.HashEmbedder`` unless it is marked ``real_embedder`` (all
+of tests/search and tests/worker are): only retrieval and the model itself need the real model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 import pytest
 from django.db import connection
+from django.test import override_settings
+from pytest_django.plugin import blocking_manager_key
 
+from memories.embeddings import EmbeddingProvider, get_provider, reset_provider
 from memories.models import Memory
 from memories.services import memory_create
 from organizations.models import Membership, Organization, Role, User
 from organizations.principal import Principal
 from organizations.services import principal_for_token, token_create
+from tests.embedder import HashEmbedder
+
+FAST_PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+PERSONA_SLUGS = ("acme", "globex")
+# Directories whose every test is about retrieval or the embedding model: they get the real one.
+REAL_EMBEDDER_DIRECTORIES = ("search", "worker")
 
 
 @dataclass
@@ -57,14 +73,90 @@ def _tenant(slug: str) -> Tenant:
     )
 
 
-@pytest.fixture
-def acme(db: Any) -> Tenant:
-    return _tenant("acme")
+# Raw tokens of the personas committed in this process's test database, by slug.
+_persona_tokens: dict[str, dict[str, str]] = {}
+
+
+def _build_personas() -> None:
+    # Built outside any test: the production password hasher would cost ~0.2 s per user.
+    with override_settings(PASSWORD_HASHERS=FAST_PASSWORD_HASHERS):
+        for slug in PERSONA_SLUGS:
+            _persona_tokens[slug] = _tenant(slug).raw_tokens
+
+
+# Personas a test did not ask for are deleted inside its transaction (see _personas_as_requested),
+# so it sees the database it would see if they were built per test; these are the ones hidden now.
+_hidden: set[str] = set()
+
+
+def _load_tenant(slug: str) -> Tenant:
+    """The committed persona, with principals authenticated afresh from its raw tokens."""
+    if slug in _hidden:
+        # Asked for only after the test started (request.getfixturevalue): build it in the test.
+        _hidden.discard(slug)
+        return _tenant(slug)
+    raw = _persona_tokens[slug]
+    principals = {role: principal_for_token(token) for role, token in raw.items()}
+    return Tenant(
+        organization=Organization.objects.get(slug=slug),
+        admin=principals[Role.ADMIN],
+        curator=principals[Role.CURATOR],
+        agent=principals[Role.AGENT],
+        reader=principals[Role.READER],
+        person=principals["person"],
+        raw_tokens=dict(raw),
+    )
+
+
+@pytest.fixture(scope="session")
+def _personas(django_db_setup: Any, django_db_blocker: Any) -> None:
+    # Session-scoped, so set up before the test's transaction opens: the rows are committed.
+    with django_db_blocker.unblock():
+        _build_personas()
+
+
+def _flushes_the_database(item: pytest.Item) -> bool:
+    """Whether pytest-django ran ``item`` as a TransactionTestCase (which empties every table after)."""
+    marker = item.get_closest_marker("django_db")
+    if marker is not None and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences")):
+        return True
+    names = getattr(item, "fixturenames", ())
+    return any(name in names for name in ("transactional_db", "live_server", "django_db_reset_sequences"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    yield
+    if _persona_tokens and _flushes_the_database(item):
+        with item.config.stash[blocking_manager_key].unblock():
+            _build_personas()
+
+
+@pytest.fixture(autouse=True)
+def _personas_as_requested(request: pytest.FixtureRequest) -> None:
+    """Hide the committed personas this test does not use: tests that count organizations, users
+    or tokens, or that build their own "acme", must not find them."""
+    _hidden.clear()
+    if not _persona_tokens:
+        return
+    uses_db = request.node.get_closest_marker("django_db") or "_django_db_helper" in request.fixturenames
+    unused = [slug for slug in PERSONA_SLUGS if slug not in request.fixturenames]
+    if not uses_db or not unused:
+        return
+    request.getfixturevalue("_django_db_helper")  # inside the test's transaction: rolled back after
+    Organization.objects.filter(slug__in=unused).delete()
+    User.objects.filter(username__in=[f"{slug}-person" for slug in unused]).delete()
+    _hidden.update(unused)
 
 
 @pytest.fixture
-def globex(db: Any) -> Tenant:
-    return _tenant("globex")
+def acme(_personas: None, db: Any) -> Tenant:
+    return _load_tenant("acme")
+
+
+@pytest.fixture
+def globex(_personas: None, db: Any) -> Tenant:
+    return _load_tenant("globex")
 
 
 @pytest.fixture
@@ -96,7 +188,37 @@ def make_memory(acme: Tenant) -> MemoryFactory:
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings: Any) -> None:
     # The personas and staff users all get passwords; the production hasher is slow on purpose.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.PASSWORD_HASHERS = FAST_PASSWORD_HASHERS
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests = Path(__file__).parent
+    real = tuple(tests / directory for directory in REAL_EMBEDDER_DIRECTORIES)
+    for item in items:
+        if any(item.path.is_relative_to(folder) for folder in real):
+            item.add_marker(pytest.mark.real_embedder)
+
+
+_hash_embedder = HashEmbedder()
+_real_embedder: EmbeddingProvider | None = None
+
+
+def real_embedding_provider() -> EmbeddingProvider:
+    """The provider the settings choose (the local model), built once per process: loading costs seconds."""
+    global _real_embedder  # noqa: PLW0603
+    if _real_embedder is None:
+        reset_provider(None)
+        _real_embedder = get_provider()
+    return _real_embedder
+
+
+@pytest.fixture(autouse=True)
+def embedding_provider(request: pytest.FixtureRequest) -> Iterator[EmbeddingProvider]:
+    """The process-wide provider for this test: the real model if marked ``real_embedder``, else hashes."""
+    provider = real_embedding_provider() if request.node.get_closest_marker("real_embedder") else _hash_embedder
+    reset_provider(provider)
+    yield provider
+    reset_provider(provider)  # whatever the test installed is undone
 
 
 def database_url_of_the_test_database() -> str:
