@@ -127,7 +127,8 @@ def _flushes_the_database(item: pytest.Item) -> bool:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
     yield
-    if _persona_tokens and _flushes_the_database(item):
+    # With no next test the session is over: the test database is already gone.
+    if nextitem is not None and _persona_tokens and _flushes_the_database(item):
         with item.config.stash[blocking_manager_key].unblock():
             _build_personas()
 
