@@ -87,6 +87,9 @@ class InProcessMcpClient(McpClient):
             request, answered = pending
             try:
                 answered.set_result(_to_httpx(_to_django(self._django, request), request))
-            except BaseException as error:  # the view raised: the session (and the test) sees it
+            except BaseException as error:
+                # The view raised (a live server would answer 500): fail the test now, with the
+                # view's traceback, rather than after the session's timeout.
                 answered.set_exception(error)
+                raise
         return future.result()
