@@ -1,5 +1,5 @@
-"""The graph and knowledge tools end to end: the official MCP client over the real HTTP transport
-(uvicorn on the test database), each tool's success, one error each, and the outsider's token."""
+"""The graph and knowledge tools end to end: the official MCP client through the real /mcp view
+(in-process, tests/mcp/inprocess.py), each tool's success, one error each, and the outsider's token."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tests.conftest import Tenant
 from tests.mcp.client import McpClient
 from tests.mcp.conftest import Connect, WriteMemory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 TRIPLE_KEYS = {"subject", "predicate", "object", "valid_from", "valid_to", "recorded_at", "confidence", "provenance"}
 

@@ -66,7 +66,7 @@ class McpClient:
         headers = {"Authorization": f"Bearer {self.token}"}
         try:
             async with (
-                httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(60)) as http,
+                self._http_client(headers) as http,
                 streamable_http_client(self.url, http_client=http) as (read, write, _),
                 ClientSession(read, write) as session,
             ):
@@ -79,6 +79,13 @@ class McpClient:
                 ready.set_exception(error)
             raise
 
+    def _http_client(self, headers: dict[str, str]) -> httpx.AsyncClient:
+        return httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(60))
+
+    def _wait(self, future: Future[T], timeout: float) -> T:
+        """The result of work running on the client's loop (the in-process client serves requests meanwhile)."""
+        return future.result(timeout=timeout)
+
     def _open(self) -> ClientSession:
         if self._session is None:
             loop = asyncio.new_event_loop()
@@ -87,7 +94,7 @@ class McpClient:
             self._loop = loop
             ready: Future[ClientSession] = Future()
             self._held = asyncio.run_coroutine_threadsafe(self._hold(ready), loop)
-            self._session = ready.result(timeout=60)
+            self._session = self._wait(ready, 60)
         return self._session
 
     def run(self, operation: Callable[[ClientSession], Awaitable[T]]) -> T:
@@ -98,7 +105,7 @@ class McpClient:
         async def wrapped() -> T:
             return await operation(session)
 
-        return asyncio.run_coroutine_threadsafe(wrapped(), self._loop).result(timeout=120)
+        return self._wait(asyncio.run_coroutine_threadsafe(wrapped(), self._loop), 120)
 
     def close(self) -> None:
         if self._loop is None:
@@ -108,7 +115,7 @@ class McpClient:
         if self._held is not None:
             # A session that failed has nothing left to tidy.
             with contextlib.suppress(Exception):
-                self._held.result(timeout=30)
+                self._wait(self._held, 30)
         self._loop.call_soon_threadsafe(self._loop.stop)
         assert self._thread is not None
         self._thread.join(timeout=30)

@@ -1,9 +1,15 @@
-"""A real MCP server for the tests in this package: uvicorn serving the project on the test database.
+"""MCP clients for the tests in this package, in-process by default, and a real server for the rest.
 
-The server is a separate process, so the tests that talk to it are
-``@pytest.mark.django_db(transaction=True)``: what the test process writes (organizations,
-tokens, overrides) is committed where the server can read it, and every table is emptied after
-each test.
+``connect(raw_token)`` (and ``agent``, ``curator``, ``outsider``) gives the official MCP client
+served in-process through the real /mcp view (tests/mcp/inprocess.py): a plain
+``@pytest.mark.django_db`` test, one transaction, rolled back.
+
+Tests of the transports themselves talk to real processes: ``mcp_url`` is uvicorn serving the
+project on the test database (started once per worker), and a test marked ``mcp_live`` gets its
+``connect`` clients from it; the stdio tests spawn ``manage.py mcp_stdio``. Those processes use
+connections of their own, so these tests are ``@pytest.mark.django_db(transaction=True)``: what the
+test writes (organizations, tokens) is committed where the server can read it, and every table is
+emptied after each test.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from django.conf import settings
 
 from tests.conftest import Tenant, database_url_of_the_test_database
 from tests.mcp.client import McpClient
+from tests.mcp.inprocess import InProcessMcpClient
 
 SERVER_START_TIMEOUT = 60.0
 
@@ -105,12 +112,13 @@ Connect = Callable[[str], McpClient]
 
 
 @pytest.fixture
-def connect(mcp_url: str) -> Iterator[Connect]:
-    """``connect(raw_token)``: an MCP client of the running server acting with that token."""
+def connect(request: pytest.FixtureRequest) -> Iterator[Connect]:
+    """``connect(raw_token)``: an MCP client acting with that token (of the live server if ``mcp_live``)."""
     clients: list[McpClient] = []
+    live_url = request.getfixturevalue("mcp_url") if request.node.get_closest_marker("mcp_live") else None
 
     def make(token: str) -> McpClient:
-        clients.append(McpClient(mcp_url, token))
+        clients.append(McpClient(live_url, token) if live_url else InProcessMcpClient(token))
         return clients[-1]
 
     yield make

@@ -8,7 +8,7 @@ from mcp import ClientSession
 
 from tests.mcp.client import McpClient
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 DOCS = ["docs://mcp-overview", "docs://tools-guide", "docs://memory-rules"]
 

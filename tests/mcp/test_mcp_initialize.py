@@ -6,7 +6,7 @@ from mcp.types import InitializeResult
 
 from tests.mcp.client import McpClient
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.mcp_live]
 
 
 def test_initialize_announces_the_memory_server_and_its_capabilities(agent: McpClient) -> None:

@@ -11,7 +11,7 @@ from tests.conftest import Tenant
 from tests.mcp.client import McpClient
 from tests.mcp.conftest import Connect
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 PROMPTS = ["memory-agent-core", "memory-index-policy", "tool-usage-guidelines"]
 

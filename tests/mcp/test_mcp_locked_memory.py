@@ -5,7 +5,7 @@ import pytest
 from tests.mcp.client import McpClient
 from tests.mcp.conftest import WriteMemory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 RULE = "Production database credentials are rotated every 90 days."
 

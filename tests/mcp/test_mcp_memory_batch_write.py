@@ -5,7 +5,7 @@ import pytest
 from tests.mcp.client import McpClient
 from tests.mcp.contract import MEMORY_TYPES, assert_memory_shape
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_each_entry_gets_its_own_result_and_a_bad_one_spoils_nothing(agent: McpClient) -> None:

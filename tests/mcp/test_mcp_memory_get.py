@@ -8,7 +8,7 @@ from tests.mcp.client import McpClient
 from tests.mcp.conftest import WriteMemory
 from tests.mcp.contract import assert_memory_shape
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_get_by_id_returns_the_memory_with_links_and_version_count(agent: McpClient, write_memory: WriteMemory) -> None:

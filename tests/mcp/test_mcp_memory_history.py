@@ -5,7 +5,7 @@ import pytest
 from tests.mcp.client import McpClient
 from tests.mcp.conftest import WriteMemory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_history_lists_every_version_newest_first_with_reasons(agent: McpClient, write_memory: WriteMemory) -> None:

@@ -5,7 +5,7 @@ import pytest
 from tests.mcp.client import McpClient
 from tests.mcp.conftest import WriteMemory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_linking_answers_with_the_contract_sentence(agent: McpClient, write_memory: WriteMemory) -> None:

@@ -8,7 +8,7 @@ from memories.tokens import count_tokens
 from tests.mcp.client import McpClient
 from tests.mcp.conftest import WriteMemory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db, pytest.mark.real_embedder]
 
 FILLER = "Payment retries back off exponentially, starting at one second and capping at one hour. " * 3
 

@@ -8,7 +8,7 @@ from tests.mcp.client import McpClient
 from tests.mcp.conftest import WriteMemory
 from tests.mcp.contract import assert_memory_shape
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db, pytest.mark.real_embedder]
 
 TUESDAY = "Deploys to production happen only on Tuesdays after the acceptance tests pass."
 

@@ -6,7 +6,7 @@ from tests.mcp.client import McpClient
 from tests.mcp.conftest import WriteMemory
 from tests.mcp.contract import assert_memory_shape
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_update_changes_only_the_fields_sent(agent: McpClient, write_memory: WriteMemory) -> None:

@@ -6,7 +6,7 @@ from tests.mcp.client import McpClient
 from tests.mcp.conftest import WriteMemory
 from tests.mcp.contract import assert_memory_shape
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db, pytest.mark.real_embedder]
 
 
 def test_vector_search_finds_by_meaning_without_shared_words(agent: McpClient, write_memory: WriteMemory) -> None:

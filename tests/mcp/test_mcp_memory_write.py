@@ -8,7 +8,7 @@ from tests.mcp.client import McpClient
 from tests.mcp.conftest import WriteMemory
 from tests.mcp.contract import assert_memory_shape
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_write_returns_the_contract_memory_object_with_defaults(agent: McpClient) -> None:

@@ -10,7 +10,7 @@ import pytest
 from tests.mcp.client import McpClient
 from tests.mcp.conftest import WriteMemory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 SECRET = "Acme's merger with Initech closes on 2027-03-01; codename BLUE HERON."
 

@@ -6,7 +6,7 @@ from tests.conftest import Tenant
 from tests.mcp.client import McpClient
 from tests.mcp.conftest import Connect, WriteMemory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db, pytest.mark.real_embedder]
 
 
 def test_status_names_the_organization_role_and_embedding_state(agent: McpClient, write_memory: WriteMemory) -> None:

@@ -6,7 +6,7 @@ from tests.conftest import Tenant
 from tests.mcp.client import McpClient
 from tests.mcp.conftest import Connect, WriteMemory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

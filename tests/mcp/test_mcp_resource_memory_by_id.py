@@ -10,7 +10,7 @@ from tests.mcp.client import McpClient
 from tests.mcp.conftest import WriteMemory
 from tests.mcp.contract import assert_memory_shape
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_the_memory_template_is_listed(agent: McpClient) -> None:

@@ -7,7 +7,7 @@ import pytest
 from tests.mcp.client import McpClient
 from tests.mcp.contract import INDEX_KEYS
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_the_index_holds_the_fifty_latest_memories_without_content(agent: McpClient) -> None:

@@ -9,7 +9,7 @@ from mcp.types import Tool
 from tests.mcp.client import McpClient
 from tests.mcp.contract import MEMORY_TYPES, SCOPES, STATUSES, TOOLS
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 # Seed 002's request schemas: argument names and which of them are required.
 CONTRACT_ARGUMENTS: dict[str, tuple[set[str], set[str]]] = {

@@ -7,7 +7,7 @@ import pytest
 from tests.mcp.client import McpClient
 from tests.mcp.contract import MEMORY_TYPES, SCOPES
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def write_arguments(**changes: Any) -> dict[str, Any]:

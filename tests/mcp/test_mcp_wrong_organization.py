@@ -5,7 +5,7 @@ import pytest
 from tests.conftest import Tenant
 from tests.mcp.client import McpClient
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_writing_to_another_organization_is_not_found(agent: McpClient, globex: Tenant) -> None:

@@ -86,6 +86,7 @@ def test_a_large_batch_written_longest_first_is_created_in_entry_order(acme: Ten
     assert [m.current_content for m in newest_first] == texts[::-1]
 
 
+@pytest.mark.real_embedder  # the model's own spread-out path for large calls
 def test_a_large_batch_gives_each_memory_its_own_vector(acme: Tenant) -> None:
     texts = [f"Team {n} owns the {topic} service." for n, topic in enumerate(["billing", "search", "auth"] * 12)]
     extra = [_entry("An upsert.", id=str(uuid.uuid4())), _entry("A keyed one.", idempotency_key="k")]

@@ -8,6 +8,9 @@ from memories.tokens import count_tokens
 from memory_platform.exceptions import ValidationError
 from tests.conftest import MemoryFactory, Tenant
 
+# Asserts which memories a query finds (and in what order): that takes the real model.
+pytestmark = pytest.mark.real_embedder
+
 
 @pytest.fixture
 def knowledge(acme: Tenant, make_memory: MemoryFactory) -> dict[str, object]:

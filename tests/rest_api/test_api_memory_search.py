@@ -11,6 +11,9 @@ from memories.search import term_statistics
 from tests.conftest import MemoryFactory, Tenant
 from tests.rest_api.conftest import API, Api, error_of
 
+# Asserts which memories a query finds (and in what order): that takes the real model.
+pytestmark = pytest.mark.real_embedder
+
 MONEY = "Money amounts are stored as integer cents, never floating point numbers."
 DEPLOY = "Production deploys happen on Tuesdays after the change review."
 COFFEE = "The office coffee machine is descaled every Friday."

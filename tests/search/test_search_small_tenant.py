@@ -1,14 +1,15 @@
 """The filtered vector search trap: a tenant that is 1% of the table still gets its full, exact top k.
 
 An HNSW scan visits ``hnsw.ef_search`` rows near the query and only then applies the tenant filter:
-without pgvector's iterative scan a 1% tenant would get back about 1% of k. The table here holds
-200 real memories of acme and 20,000 vectors of another organization near them, ANALYZEd.
+without pgvector's iterative scan a small tenant would get back about its share of k. The table
+here holds 200 real memories of acme and 5,000 vectors of another organization near them (acme is
+under 4% of the rows: the plain HNSW scan still falls short, which the test checks), ANALYZEd.
+How long searches take for a 1% tenant of a large table is measured by bench/search_latency.py.
 """
 
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,7 +22,7 @@ from memories.models import EMBEDDING_DIMENSIONS, Memory
 from tests.conftest import Tenant
 from tests.search.conftest import hit_ids, search
 
-BACKGROUND_ROWS = 20_000
+BACKGROUND_ROWS = 5_000
 TEAMS = ["payments", "search", "mobile", "data", "platform", "security", "billing", "growth", "infra", "support"]
 FACTS = [
     "restarts the staging servers every Sunday night",
@@ -87,7 +88,7 @@ def _fill_table(acme: Tenant, globex: Tenant) -> None:
     # plus Gaussian noise (cosine about 0.7 to it), so acme's rows are never simply the nearest.
     # (Uniformly random vectors are nearly orthogonal to any real query: acme's rows would be the
     # nearest anyway, and a plain HNSW scan would pass this test.) Rows are copied from one template
-    # made by the ORM, in SQL: bulk_create of 20,000 rows costs ~20 s of Python.
+    # made by the ORM, in SQL: bulk_create of thousands of rows costs seconds of Python.
     template = Memory.objects.bulk_create(
         [Memory(organization=globex.organization, memory_type="fact", title="t", current_content="t")]
     )[0]
@@ -150,7 +151,6 @@ def _explain(sql: str, iterative_scan: str) -> tuple[str, int]:
 
 
 def test_a_one_percent_tenant_gets_its_exact_top_k(acme: Tenant, globex: Tenant, settings: Any) -> None:
-    started = time.monotonic()
     _fill_table(acme, globex)
     assert Memory.objects.filter(organization=acme.organization).count() == len(FACTS) * len(TEAMS)
     assert Memory.objects.count() == BACKGROUND_ROWS + len(FACTS) * len(TEAMS)
@@ -181,4 +181,3 @@ def test_a_one_percent_tenant_gets_its_exact_top_k(acme: Tenant, globex: Tenant,
                 assert rows < 50, "the HNSW scan found acme's rows without iterating; the test proves nothing"
 
     assert failures == []
-    assert time.monotonic() - started < 60  # a guard on the fixture's cost, not a benchmark
