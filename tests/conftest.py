@@ -37,7 +37,7 @@ from tests.embedder import HashEmbedder
 FAST_PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 PERSONA_SLUGS = ("acme", "globex")
 # Directories whose every test is about retrieval or the embedding model: they get the real one.
-REAL_EMBEDDER_DIRECTORIES = ("search", "worker")
+REAL_EMBEDDER_DIRECTORIES = ("search", "worker", "lifecycle")  # duplicate detection is retrieval too
 
 
 @dataclass

@@ -13,7 +13,7 @@ from lifecycle.models import ConsolidationProposal, ProposalState
 from memories.models import Memory, MemoryVersion
 from tests.conftest import MemoryFactory, Tenant
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.real_embedder]
 
 URL = "/admin/lifecycle/consolidationproposal/"
 

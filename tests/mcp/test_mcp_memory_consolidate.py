@@ -8,7 +8,7 @@ from tests.conftest import Tenant
 from tests.mcp.client import McpClient
 from tests.mcp.conftest import Connect, WriteMemory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db, pytest.mark.real_embedder]
 
 RULE = "Every pull request needs one approving review before it is merged."
 

@@ -7,7 +7,7 @@ import pytest
 from tests.mcp.client import McpClient
 from tests.mcp.conftest import WriteMemory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db, pytest.mark.real_embedder]
 
 RULE = "Every pull request needs one approving review before it is merged."
 

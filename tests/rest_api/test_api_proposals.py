@@ -9,7 +9,7 @@ from memories.models import Memory, MemoryVersion
 from tests.conftest import MemoryFactory, Tenant
 from tests.rest_api.conftest import API, Api, error_of
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.real_embedder]
 
 RULE = "Never deploy to production on Friday afternoons."
 
