@@ -93,6 +93,14 @@ def _seed(base: str, token: str) -> dict[str, list[str | int]]:
     )
     entity = _request(base, token, "POST", "entities/", {"name": "api-check"})
     spare = _request(base, token, "POST", "tokens/", {"role": "reader", "name": "api-check: for revoking"})
+    # Two duplicates merged (the check's admin token merges at once): an applied proposal to read,
+    # undo, and try to apply or dismiss again.
+    twins = [
+        _request(base, token, "POST", "memories/", {"scope_type": "organization", "memory_type": "fact",
+                                                   "current_content": f"Invoices are numbered per year{end}"})
+        for end in (".", "!")
+    ]  # fmt: skip
+    merged = _request(base, token, "POST", "memories/consolidate/", {"memory_ids": [t["id"] for t in twins]})
     return {
         "memory_ids": [first["id"], second["id"]],
         "repositories": [repository["slug"]],
@@ -100,6 +108,7 @@ def _seed(base: str, token: str) -> dict[str, list[str | int]]:
         "triple_ids": [fact["id"]],
         "entity_ids": [entity["id"]],
         "token_prefixes": [spare["prefix"]],
+        "proposal_ids": [merged["proposal_id"]],
     }
 
 
@@ -117,6 +126,7 @@ def _config(seeded: dict[str, list[str | int]]) -> str:
         '"body.target_id" = { dictionary = "memory_ids", probability = 0.5 }',
         '"body.superseded_by" = { dictionary = "memory_ids", probability = 0.5 }',
         '"body.memory_id" = { dictionary = "memory_ids", probability = 0.5 }',
+        '"path.proposal_id" = { dictionary = "proposal_ids", probability = 0.5 }',
         "",
     ]
     for pattern, dictionary in (("links", "link_ids"), ("triples", "triple_ids"), ("entities", "entity_ids")):
