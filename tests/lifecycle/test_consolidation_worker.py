@@ -22,9 +22,10 @@ import redis
 from django.conf import settings
 
 from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalState, RunStatus
+from memories.batch import memory_batch_create
 from memories.models import Memory
 from memory_platform.celery import app
-from tests.conftest import MemoryFactory, Tenant, database_url_of_the_test_database
+from tests.conftest import Tenant, database_url_of_the_test_database
 from tests.worker.conftest import process_gone, wait_for
 
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -78,12 +79,16 @@ def send(organization_id: int, queue: str) -> None:
 
 
 @pytest.fixture
-def pairs(acme: Tenant, make_memory: MemoryFactory) -> list[tuple[Memory, Memory]]:
-    made = []
-    for n in range(PAIRS):
-        text = f"Service {n} answers health checks at /healthz/{n} within {n + 1} ms."
-        made.append((make_memory(current_content=text), make_memory(current_content=text.upper())))
-    return made
+def pairs(acme: Tenant) -> list[tuple[Memory, Memory]]:
+    texts = [f"Service {n} answers health checks at /healthz/{n} within {n + 1} ms." for n in range(PAIRS)]
+    entries = [
+        {"scope_type": "organization", "memory_type": "fact", "current_content": content}
+        for text in texts
+        for content in (text, text.upper())
+    ]
+    made = [result.memory for result in memory_batch_create(principal=acme.agent, entries=entries)]
+    assert all(made)
+    return [(made[i], made[i + 1]) for i in range(0, len(made), 2)]
 
 
 def assert_nothing_lost(acme: Tenant) -> None:
