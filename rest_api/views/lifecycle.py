@@ -14,8 +14,7 @@ from lifecycle.merge import proposal_undo
 from lifecycle.models import ConsolidationProposal
 from lifecycle.selectors import duplicate_candidates
 from memory_platform import pagination
-from rest_api import serializers_lifecycle as s
-from rest_api.serializers import ReasonSerializer
+from rest_api import serializers as s
 from rest_api.views.base import ApiView
 
 TAG = ["lifecycle"]
@@ -93,11 +92,11 @@ class ProposalDismissView(ApiView):
         operation_id="proposals_dismiss",
         summary="Dismiss a proposal (curators)",
         description="Not duplicates: these memories are never proposed together again.",
-        request=ReasonSerializer,
+        request=s.ReasonSerializer,
         responses={200: s.ProposalSerializer},
     )
     def post(self, request: Request, proposal_id: UUID) -> Response:
-        data = self.body(ReasonSerializer)
+        data = self.body(s.ReasonSerializer)
         reason = data.get("reason", "")
         proposal = services.proposal_dismiss(principal=self.principal, proposal_id=proposal_id, reason=reason)
         return Response(_proposal(proposal))
@@ -113,11 +112,11 @@ class ProposalUndoView(ApiView):
             "metadata, supersession), as new versions; links it added are marked removed. Refused (409) if a "
             "memory changed since: revert that one from its history."
         ),
-        request=ReasonSerializer,
+        request=s.ReasonSerializer,
         responses={200: s.ProposalSerializer},
     )
     def post(self, request: Request, proposal_id: UUID) -> Response:
-        data = self.body(ReasonSerializer)
+        data = self.body(s.ReasonSerializer)
         proposal = proposal_undo(principal=self.principal, proposal_id=proposal_id, reason=data.get("reason", ""))
         return Response(_proposal(proposal))
 

@@ -6,7 +6,8 @@ from rest_framework import serializers
 
 from lifecycle.merge import MERGE_MAX, MERGE_MIN, REASON_MAX
 from lifecycle.models import ProposalKind, ProposalState, RunKind, RunStatus
-from rest_api.serializers import MemorySerializer, ReasonSerializer, StrictSerializer
+from rest_api.serializers.base import StrictSerializer
+from rest_api.serializers.memories import MemorySerializer, ReasonSerializer
 
 STATE_CHOICES = [*ProposalState.values, "all"]
 

@@ -1,0 +1,232 @@
+"""Request and response shapes of /api/v1/memories/."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+
+from memories import validation
+from memories.models import IMPORTANCE_MAX, IMPORTANCE_MIN, MemoryType, ScopeType, Status
+from memories.public import MEMORY_FIELDS
+from memories.search import MAX_QUERY_CHARS, MAX_RESULTS, Fusion, SearchMode
+from rest_api.serializers.base import ErrorDetailSerializer, StrictSerializer
+
+# --- memories ------------------------------------------------------------------------------------
+
+Importance = {"min_value": IMPORTANCE_MIN, "max_value": IMPORTANCE_MAX}
+
+
+class TagsField(serializers.ListField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(
+            child=serializers.CharField(max_length=validation.TAG_MAX_CHARS, allow_blank=False),
+            max_length=validation.TAGS_MAX,
+            **kwargs,
+        )
+
+
+class MemoryWriteFields(StrictSerializer):
+    """Fields shared by create and update; update makes them all optional."""
+
+    scope_type = serializers.ChoiceField(ScopeType.choices, help_text="Who the memory is for.")
+    memory_type = serializers.ChoiceField(MemoryType.choices, help_text="What kind of knowledge this is.")
+    current_content = serializers.CharField(
+        max_length=validation.CONTENT_MAX_CHARS, trim_whitespace=True, help_text="The knowledge, one concept."
+    )
+    title = serializers.CharField(
+        max_length=validation.TITLE_MAX_CHARS,
+        required=False,
+        allow_blank=True,
+        help_text=f"One short sentence (at most {validation.TITLE_MAX_WORDS} words); derived if omitted.",
+    )
+    repository = serializers.CharField(
+        max_length=100, required=False, allow_null=True, help_text="Repository slug; required with scope repository."
+    )
+    status = serializers.ChoiceField(
+        Status.choices, required=False, help_text="draft (default) or active; curators also verified and locked."
+    )
+    importance = serializers.IntegerField(required=False, help_text="1 (nice to know, default) to 10.", **Importance)
+    metadata = serializers.DictField(
+        required=False,
+        help_text="At most 5 flat key/value pairs (text up to 200 characters, number, true/false or null).",
+    )
+    tags = TagsField(required=False, help_text="Lowercase labels.")
+    valid_from = serializers.DateTimeField(required=False, allow_null=True, help_text="When it became true.")
+    valid_until = serializers.DateTimeField(required=False, allow_null=True, help_text="When it stops being true.")
+    source = serializers.DictField(required=False, help_text="Where it came from (document, ticket, conversation).")
+
+
+class MemoryCreateSerializer(MemoryWriteFields):
+    id = serializers.UUIDField(
+        required=False, help_text="Optional: update this memory if it exists (upsert), else create it with this id."
+    )
+    idempotency_key = serializers.CharField(
+        max_length=validation.IDEMPOTENCY_KEY_MAX_CHARS,
+        required=False,
+        help_text="Makes retries safe, like the Idempotency-Key header (use one or the other).",
+    )
+
+
+class MemoryUpdateSerializer(MemoryWriteFields):
+    reason = serializers.CharField(required=False, allow_blank=True, help_text="Why it changed; kept in the history.")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, field in self.fields.items():
+            field.required = False
+            if name in ("current_content", "scope_type", "memory_type"):
+                field.allow_null = False
+
+
+class ReasonSerializer(StrictSerializer):
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, help_text="Kept in the history.")
+
+
+class InvalidateSerializer(StrictSerializer):
+    reason = serializers.CharField(max_length=2000, help_text="Why the memory is no longer true.")
+    superseded_by = serializers.UUIDField(required=False, allow_null=True, help_text="The memory that replaces it.")
+
+
+class MemorySerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    organization = serializers.CharField(source="organization.slug")
+    repository = serializers.CharField(source="repository.slug", allow_null=True)
+    scope_type = serializers.ChoiceField(ScopeType.choices)
+    memory_type = serializers.ChoiceField(MemoryType.choices)
+    title = serializers.CharField()
+    current_content = serializers.CharField()
+    status = serializers.ChoiceField(Status.choices)
+    importance = serializers.IntegerField(**Importance)
+    metadata = serializers.DictField()
+    tags = serializers.ListField(child=serializers.CharField())
+    version = serializers.IntegerField(min_value=1)
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    valid_from = serializers.DateTimeField(allow_null=True)
+    valid_until = serializers.DateTimeField(allow_null=True)
+    superseded_by = serializers.UUIDField(source="superseded_by_id", allow_null=True)
+    deleted_at = serializers.DateTimeField(allow_null=True)
+    source = serializers.DictField()
+    embedding_status = serializers.CharField(help_text="ready, pending (being embedded) or failed.")
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        # The memory's public fields, in memories.public.MEMORY_FIELDS order (a KeyError here
+        # names a field added there that REST has no type for yet), then the rest as declared.
+        fields = super().get_fields()
+        public = {name: fields.pop(name) for name in MEMORY_FIELDS}
+        return {**public, **fields}
+
+
+class PossibleDuplicateSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    similarity = serializers.FloatField(help_text="Cosine similarity to the memory just written (0 to 1).")
+
+
+class MemoryWrittenSerializer(MemorySerializer):
+    possible_duplicates = PossibleDuplicateSerializer(
+        many=True,
+        help_text=(
+            "Up to three memories of the same scope nearly alike (at least CONSOLIDATION_RELATED similar): "
+            "update one of them instead of keeping two, or merge them (POST /memories/consolidate/)."
+        ),
+    )
+
+
+class SearchHitSerializer(MemorySerializer):
+    relevance = serializers.FloatField(allow_null=True, help_text="Fused score of this query; null without a query.")
+    similarity = serializers.FloatField(allow_null=True, help_text="Cosine similarity to the query, when scored.")
+
+
+class MemoryPageSerializer(serializers.Serializer):
+    results = MemorySerializer(many=True)
+    next_cursor = serializers.CharField(
+        allow_null=True, help_text="Pass as `cursor` for the next page; null at the end."
+    )
+
+
+class SearchPageSerializer(serializers.Serializer):
+    results = SearchHitSerializer(many=True)
+    next_cursor = serializers.CharField(allow_null=True)
+    mode = serializers.ChoiceField([m.value for m in SearchMode])
+    warning = serializers.CharField(allow_null=True, help_text="Set when search ran degraded (keywords only).")
+
+
+class FiltersSerializer(StrictSerializer):
+    repository = serializers.CharField(required=False, help_text="Also returns organization and system memories.")
+    memory_type = serializers.ListField(child=serializers.ChoiceField(MemoryType.choices), required=False)
+    status = serializers.ListField(
+        child=serializers.ChoiceField(Status.choices),
+        required=False,
+        help_text="Deprecated memories are left out unless asked for here.",
+    )
+    scope_type = serializers.ChoiceField(ScopeType.choices, required=False)
+    tags = TagsField(required=False, help_text="All must be present.")
+    metadata = serializers.DictField(required=False, help_text="All given key/values must match.")
+    min_importance = serializers.IntegerField(required=False, **Importance)
+    include_deleted = serializers.BooleanField(required=False)
+
+
+class SearchSerializer(StrictSerializer):
+    query = serializers.CharField(
+        required=False, allow_blank=True, max_length=MAX_QUERY_CHARS, help_text="Words; empty browses by importance."
+    )
+    mode = serializers.ChoiceField([m.value for m in SearchMode], required=False, help_text="hybrid (default).")
+    filters = FiltersSerializer(required=False)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=MAX_RESULTS, help_text="Default 20.")
+    cursor = serializers.CharField(required=False, allow_null=True, help_text="next_cursor of the previous page.")
+    vector_weight = serializers.FloatField(required=False, min_value=0, max_value=100)
+    keyword_weight = serializers.FloatField(required=False, min_value=0, max_value=100)
+    importance_boost = serializers.FloatField(required=False, min_value=0, max_value=100)
+    recency_boost = serializers.FloatField(required=False, min_value=0, max_value=100)
+    fusion = serializers.ChoiceField([f.value for f in Fusion], required=False)
+
+
+class ListQuerySerializer(StrictSerializer):
+    """Query parameters of GET /memories/: the search filters, flat; lists repeat the parameter."""
+
+    repository = serializers.CharField(required=False)
+    memory_type = serializers.ListField(child=serializers.ChoiceField(MemoryType.choices), required=False)
+    status = serializers.ListField(child=serializers.ChoiceField(Status.choices), required=False)
+    scope_type = serializers.ChoiceField(ScopeType.choices, required=False)
+    tag = serializers.ListField(
+        child=serializers.CharField(max_length=validation.TAG_MAX_CHARS), required=False, help_text="Repeat for all."
+    )
+    min_importance = serializers.IntegerField(required=False, **Importance)
+    include_deleted = serializers.BooleanField(required=False, default=False)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=MAX_RESULTS, default=50)
+    cursor = serializers.CharField(required=False)
+
+
+class BatchSerializer(StrictSerializer):
+    memories = serializers.ListField(
+        child=serializers.DictField(),
+        min_length=1,
+        max_length=settings.MEMORY_BATCH_MAX_ENTRIES,
+        help_text="Memory objects as for POST /memories/ (each may carry id and idempotency_key).",
+    )
+
+
+class BatchResultSerializer(serializers.Serializer):
+    index = serializers.IntegerField(min_value=0)
+    ok = serializers.BooleanField()
+    memory = MemoryWrittenSerializer(allow_null=True)
+    error = ErrorDetailSerializer(allow_null=True)
+
+
+class BatchResponseSerializer(serializers.Serializer):
+    created = serializers.IntegerField(help_text="Entries stored (created, updated or replayed).")
+    failed = serializers.IntegerField()
+    results = BatchResultSerializer(many=True)
+
+
+class VersionSerializer(serializers.Serializer):
+    version = serializers.IntegerField(min_value=1)
+    change = serializers.CharField()
+    changed_fields = serializers.ListField(child=serializers.CharField())
+    reason = serializers.CharField(allow_blank=True)
+    actor = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    snapshot = serializers.DictField()
