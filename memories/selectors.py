@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Q, QuerySet
+from django.db.models.functions import Now
 
 from memories import validation
 from memories.models import Memory, MemoryVersion, ScopeType, Status
@@ -78,6 +80,10 @@ class MemoryFilters:
     metadata: dict[str, Any] = field(default_factory=dict)
     min_importance: int | None = None
     include_deleted: bool = False
+    # Validity: by default only memories valid now; at ``valid_at``, those valid then; with
+    # ``include_expired``, all of them.
+    valid_at: datetime | None = None
+    include_expired: bool = False
 
     FIELDS = (
         "scope_type",
@@ -88,6 +94,8 @@ class MemoryFilters:
         "metadata",
         "min_importance",
         "include_deleted",
+        "valid_at",
+        "include_expired",
     )
 
     @classmethod
@@ -106,9 +114,14 @@ class MemoryFilters:
             values = value if isinstance(value, list) else [value]
             return [parse(item) for item in values]
 
-        include_deleted = data.get("include_deleted", False)
-        if not isinstance(include_deleted, bool):
-            raise ValidationError("include_deleted must be true or false", details={"field": "include_deleted"})
+        include_deleted = _flag(data, "include_deleted")
+        include_expired = _flag(data, "include_expired")
+        valid_at = validation.aware_datetime(data.get("valid_at"), "valid_at")
+        if valid_at is not None and include_expired:
+            raise ValidationError(
+                "valid_at asks what was valid at one moment and include_expired for everything; send one of them",
+                details={"field": "valid_at"},
+            )
         min_importance = data.get("min_importance")
         return cls(
             scope_type=validation.scope_type(data["scope_type"]) if data.get("scope_type") else None,
@@ -119,7 +132,26 @@ class MemoryFilters:
             metadata=validation.metadata(data.get("metadata")),
             min_importance=validation.importance(min_importance) if min_importance is not None else None,
             include_deleted=include_deleted,
+            valid_at=valid_at,
+            include_expired=include_expired,
         )
+
+
+def _flag(data: Mapping[str, Any], name: str) -> bool:
+    value = data.get(name, False)
+    if not isinstance(value, bool):
+        raise ValidationError(f"{name} must be true or false", details={"field": name})
+    return value
+
+
+def valid_q(moment: datetime | Now) -> Q:
+    """Memories valid at ``moment``: valid_from <= moment < valid_until, either end open.
+
+    Now(), not the clock's value: "valid now" is then the same SQL for every search, which the
+    scope-size cache (memories.search.caches) keys on."""
+    return (Q(valid_from__isnull=True) | Q(valid_from__lte=moment)) & (
+        Q(valid_until__isnull=True) | Q(valid_until__gt=moment)
+    )
 
 
 def memory_filter(queryset: QuerySet[Memory], filters: MemoryFilters) -> QuerySet[Memory]:
@@ -142,6 +174,8 @@ def memory_filter(queryset: QuerySet[Memory], filters: MemoryFilters) -> QuerySe
         queryset = queryset.filter(metadata__contains=filters.metadata)
     if filters.min_importance is not None:
         queryset = queryset.filter(importance__gte=filters.min_importance)
+    if not filters.include_expired:
+        queryset = queryset.filter(valid_q(filters.valid_at or Now()))
     return queryset
 
 
@@ -153,6 +187,16 @@ def memory_list(principal: Principal, filters: MemoryFilters | None = None) -> Q
         memory_filter(queryset, filters)
         .select_related("organization", "repository", "owner")
         .order_by("-importance", "-created_at", "-id")
+    )
+
+
+def memory_index(principal: Principal, *, limit: int) -> QuerySet[Memory]:
+    """The most recently changed memories valid now (memory://index): any status, never deleted."""
+    return (
+        memory_visible_queryset(principal)
+        .filter(valid_q(Now()))
+        .select_related("organization", "repository")
+        .order_by("-updated_at", "-id")[:limit]
     )
 
 

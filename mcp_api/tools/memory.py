@@ -44,9 +44,30 @@ Importance = Annotated[
 FILTERS_DESCRIPTION = (
     "Optional filters: repository (slug; also returns organization and system memories), memory_type "
     "(one or a list), status (one or a list; deprecated memories are left out unless asked for), scope_type, "
-    "metadata (all given key/values must match), tags (all must be present), min_importance, include_deleted."
+    "metadata (all given key/values must match), tags (all must be present), min_importance, include_deleted, "
+    "valid_at (ISO 8601: what was valid then; default now) or include_expired (memories outside their validity too)."
 )
 Filters = Annotated[dict[str, Any] | None, Field(description=FILTERS_DESCRIPTION)]
+ValidAt = Annotated[
+    str | None,
+    Field(
+        description=(
+            "ISO 8601 date-time, e.g. 2026-03-01T00:00:00Z: show what was valid at that moment "
+            "(valid_from <= it < valid_until). Default: now, so expired memories are left out."
+        )
+    ),
+]
+IncludeExpired = Annotated[bool, Field(description="Also show memories outside their validity window.")]
+
+
+def _validity(filters: dict[str, Any] | None, valid_at: str | None, include_expired: bool) -> dict[str, Any]:
+    """The top-level validity arguments folded into the filters (where the selectors read them)."""
+    merged = dict(filters or {})
+    if valid_at is not None:
+        merged["valid_at"] = valid_at
+    if include_expired:
+        merged["include_expired"] = True
+    return merged
 
 
 def _write_data(**fields: Any) -> dict[str, Any]:
@@ -229,6 +250,8 @@ def memory_search_tool(
     mode: Annotated[str, _enum([m.value for m in SearchMode], "hybrid (default), vector or keyword.")] = "hybrid",
     include_deleted: Annotated[bool, Field(description="Also return soft-deleted memories.")] = False,
     min_importance: Importance = None,
+    valid_at: ValidAt = None,
+    include_expired: IncludeExpired = False,
     vector_weight: Annotated[
         float | None, Field(description="Weight of meaning in hybrid ranking.", json_schema_extra={"minimum": 0})
     ] = None,
@@ -236,7 +259,7 @@ def memory_search_tool(
         float | None, Field(description="Weight of exact words in hybrid ranking.", json_schema_extra={"minimum": 0})
     ] = None,
 ) -> ToolOutput:
-    filters = dict(filters or {})
+    filters = _validity(filters, valid_at, include_expired)
     if include_deleted:
         filters["include_deleted"] = True
     if min_importance is not None:
@@ -389,11 +412,13 @@ def memory_list(
         int, Field(description="Page size (default 50).", json_schema_extra={"minimum": 1, "maximum": MAX_RESULTS})
     ] = 50,
     cursor: CursorArg = None,
+    valid_at: ValidAt = None,
+    include_expired: IncludeExpired = False,
 ) -> dict[str, Any]:
     check_limit(limit, MAX_RESULTS)
     page = selectors.memory_page(
         principal,
-        filters=selectors.MemoryFilters.from_mapping(filters),
+        filters=selectors.MemoryFilters.from_mapping(_validity(filters, valid_at, include_expired)),
         sort_by=sort_by,
         limit=limit,
         cursor=cursor,

@@ -8,7 +8,7 @@ from instructions.models import InstructionKey
 from instructions.selectors import instruction_text
 from mcp_api.payloads import memory_index_payload, memory_payload
 from mcp_api.server import prompt, resource
-from memories.selectors import memory_get, memory_visible_queryset
+from memories import selectors
 from organizations.principal import Principal
 
 INDEX_SIZE = 50
@@ -17,20 +17,17 @@ INDEX_SIZE = 50
 @resource(
     "memory://index",
     name="memory-index",
-    description="The 50 most recently changed memories you can see, as lightweight entries without content.",
+    description=(
+        "The 50 most recently changed memories you can see and valid now, as lightweight entries without content."
+    ),
 )
 def memory_index(principal: Principal) -> str:
-    memories = (
-        memory_visible_queryset(principal)
-        .select_related("organization", "repository")
-        .order_by("-updated_at", "-id")[:INDEX_SIZE]
-    )
-    return json.dumps([memory_index_payload(memory) for memory in memories])
+    return json.dumps([memory_index_payload(memory) for memory in selectors.memory_index(principal, limit=INDEX_SIZE)])
 
 
 @resource("memory://{id}", name="memory", description="One memory in full, by id.")
 def memory_by_id(principal: Principal, id: str) -> str:
-    return json.dumps(memory_payload(memory_get(principal, id)))
+    return json.dumps(memory_payload(selectors.memory_get(principal, id)))
 
 
 def _doc(key: InstructionKey, uri: str, description: str) -> None:

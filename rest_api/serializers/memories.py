@@ -154,6 +154,10 @@ class SearchPageSerializer(serializers.Serializer):
     warning = serializers.CharField(allow_null=True, help_text="Set when search ran degraded (keywords only).")
 
 
+VALID_AT_HELP = "What was valid at this moment (valid_from <= it < valid_until); default now."
+INCLUDE_EXPIRED_HELP = "Also memories outside their validity window (not with valid_at)."
+
+
 class FiltersSerializer(StrictSerializer):
     repository = serializers.CharField(required=False, help_text="Also returns organization and system memories.")
     memory_type = serializers.ListField(child=serializers.ChoiceField(MemoryType.choices), required=False)
@@ -167,6 +171,8 @@ class FiltersSerializer(StrictSerializer):
     metadata = serializers.DictField(required=False, help_text="All given key/values must match.")
     min_importance = serializers.IntegerField(required=False, **Importance)
     include_deleted = serializers.BooleanField(required=False)
+    valid_at = serializers.DateTimeField(required=False, help_text=VALID_AT_HELP)
+    include_expired = serializers.BooleanField(required=False, help_text=INCLUDE_EXPIRED_HELP)
 
 
 class SearchSerializer(StrictSerializer):
@@ -196,6 +202,8 @@ class ListQuerySerializer(StrictSerializer):
     )
     min_importance = serializers.IntegerField(required=False, **Importance)
     include_deleted = serializers.BooleanField(required=False, default=False)
+    valid_at = serializers.DateTimeField(required=False, help_text=VALID_AT_HELP)
+    include_expired = serializers.BooleanField(required=False, default=False, help_text=INCLUDE_EXPIRED_HELP)
     limit = serializers.IntegerField(required=False, min_value=1, max_value=MAX_RESULTS, default=50)
     cursor = serializers.CharField(required=False)
 

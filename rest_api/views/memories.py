@@ -143,6 +143,8 @@ class MemoryListView(ApiView):
             "metadata": metadata or None,
             "min_importance": query.get("min_importance"),
             "include_deleted": query["include_deleted"],
+            "valid_at": query.get("valid_at"),
+            "include_expired": query["include_expired"] or None,
         }
         params_ = SearchParams.build(
             filters={key: value for key, value in filters.items() if value is not None},
