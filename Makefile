@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: run test install install-dev lint typecheck format clean-db inspector-check api-check help
+.PHONY: run test install install-dev browser lint typecheck format clean-db inspector-check api-check help
 
 help:
 	@echo "make run    install, start the embedded database, migrate and serve on http://127.0.0.1:8000"
@@ -36,8 +36,23 @@ lint: install-dev
 typecheck: install-dev
 	$(VENV)/bin/mypy .
 
-test: install-dev lint typecheck
+test: install-dev lint typecheck browser
 	$(PY) -m pytest
+
+# Debian's Chromium and its WebDriver for the browser tests (tests/browser), with a font to draw text
+# in screenshots. Installed only when missing and when we are root with apt-get (as CI is); otherwise
+# nothing happens and the browser tests skip, saying why (under CI they fail instead).
+BROWSER_PACKAGES := chromium chromium-driver fonts-dejavu-core
+browser:
+	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+		echo "make browser: no chromium/chromedriver, and not root with apt-get: the browser tests will be skipped"; \
+		exit 0; \
+	fi; \
+	echo "make browser: installing $(BROWSER_PACKAGES) with apt-get"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get update -qq && \
+	apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300 $(BROWSER_PACKAGES) >/dev/null
 
 format: install-dev
 	$(VENV)/bin/ruff format .
