@@ -1,0 +1,204 @@
+"""The memory tools that read: search, vector search, get, history, list."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from django.conf import settings
+from pydantic import Field
+
+from mcp_api.arguments import (
+    CursorArg,
+    Filters,
+    Importance,
+    IncludeExpired,
+    LimitArg,
+    MemoryId,
+    ValidAt,
+    enum_arg,
+    with_validity,
+)
+from mcp_api.payloads import memory_payload, version_payload
+from mcp_api.server import ToolOutput, tool
+from memories import selectors
+from memories.search import MAX_RESULTS, SearchMode, SearchPage, SearchParams, memory_search
+from memory_platform.exceptions import ValidationError
+from memory_platform.pagination import check_limit
+from organizations.principal import Principal
+
+
+def _search_output(page: SearchPage, *, with_content: bool = True) -> ToolOutput:
+    results = []
+    for hit in page.hits:
+        extra: dict[str, Any] = {"relevance": hit.relevance}
+        if hit.vector_similarity is not None:
+            extra["similarity"] = hit.vector_similarity
+        results.append(memory_payload(hit.memory, **extra))
+    blocks: list[Any] = [results]
+    if page.next_cursor:
+        blocks.append({"next_cursor": page.next_cursor})
+    if page.degraded:
+        blocks.append({"warning": page.degraded})
+    return ToolOutput(blocks=blocks)
+
+
+def _search(
+    principal: Principal,
+    *,
+    query: str | None,
+    filters: dict[str, Any] | None,
+    mode: str,
+    limit: int | None,
+    cursor: str | None,
+    **weights: Any,
+) -> SearchPage:
+    filters = dict(filters or {})
+    params = SearchParams.build(
+        query=query or "",
+        mode=mode,
+        filters=filters,
+        limit=limit or settings.MCP_SEARCH_DEFAULT_LIMIT,
+        cursor=cursor,
+        **{name: value for name, value in weights.items() if value is not None},
+    )
+    return memory_search(principal, params)
+
+
+@tool(
+    "memory-search",
+    title="Search memories",
+    description=(
+        "Find memories by meaning and by words together (hybrid search), with optional filters. Returns a JSON "
+        "array of memories, best first: relevance, then importance, then newest; without a query, by importance "
+        'then recency. If more results exist, a second content block holds {"next_cursor": ...}. '
+        "Use specific words; use memory://index to browse instead."
+    ),
+    read_only=True,
+)
+def memory_search_tool(
+    principal: Principal,
+    *,
+    query: Annotated[str | None, Field(description="What you are looking for, in words.")] = None,
+    filters: Filters = None,
+    limit: LimitArg = None,
+    cursor: CursorArg = None,
+    mode: Annotated[str, enum_arg([m.value for m in SearchMode], "hybrid (default), vector or keyword.")] = "hybrid",
+    include_deleted: Annotated[bool, Field(description="Also return soft-deleted memories.")] = False,
+    min_importance: Importance = None,
+    valid_at: ValidAt = None,
+    include_expired: IncludeExpired = False,
+    vector_weight: Annotated[
+        float | None, Field(description="Weight of meaning in hybrid ranking.", json_schema_extra={"minimum": 0})
+    ] = None,
+    keyword_weight: Annotated[
+        float | None, Field(description="Weight of exact words in hybrid ranking.", json_schema_extra={"minimum": 0})
+    ] = None,
+) -> ToolOutput:
+    filters = with_validity(filters, valid_at, include_expired)
+    if include_deleted:
+        filters["include_deleted"] = True
+    if min_importance is not None:
+        filters["min_importance"] = min_importance
+    page = _search(
+        principal,
+        query=query,
+        filters=filters,
+        mode=mode,
+        limit=limit,
+        cursor=cursor,
+        vector_weight=vector_weight,
+        keyword_weight=keyword_weight,
+    )
+    return _search_output(page)
+
+
+@tool(
+    "memory-vector-search",
+    title="Search memories by meaning",
+    description=(
+        "Find memories similar in meaning to the query, even without shared words. Use when exact keywords fail. "
+        "Returns a JSON array of memories, most similar first, with their similarity."
+    ),
+    read_only=True,
+)
+def memory_vector_search(
+    principal: Principal,
+    *,
+    query: Annotated[str, Field(description="A description of what you are looking for.")],
+    filters: Filters = None,
+    limit: LimitArg = None,
+    cursor: CursorArg = None,
+) -> ToolOutput:
+    page = _search(principal, query=query, filters=filters, mode=SearchMode.VECTOR, limit=limit, cursor=cursor)
+    return _search_output(page)
+
+
+@tool(
+    "memory-get",
+    title="Get memories by id",
+    description=(
+        "Read one memory (`id`) or several (`ids`) in full, with their links and how many versions they have. "
+        "Unknown or invisible ids are reported in `missing`."
+    ),
+    read_only=True,
+)
+def memory_get(
+    principal: Principal,
+    *,
+    id: Annotated[str | None, Field(description="One memory id.")] = None,
+    ids: Annotated[list[str] | None, Field(description="Several memory ids.")] = None,
+) -> Any:
+    wanted = ([id] if id else []) + list(ids or [])
+    if not wanted:
+        raise ValidationError("pass `id` (one memory) or `ids` (a list of memory ids)")
+    if id and not ids:
+        return _detail_payload(selectors.memory_detail(principal, id))
+    details = selectors.memory_details(principal, wanted)
+    return {"memories": [_detail_payload(detail) for detail in details.found], "missing": details.missing}
+
+
+def _detail_payload(detail: selectors.MemoryDetail) -> dict[str, Any]:
+    return memory_payload(detail.memory, links=detail.links, version_count=detail.version_count)
+
+
+@tool(
+    "memory-history",
+    title="Version history of a memory",
+    description="Every version of a memory, newest first: what changed, who changed it, when and why.",
+    read_only=True,
+)
+def memory_history(principal: Principal, id: MemoryId) -> dict[str, Any]:
+    versions = selectors.memory_versions(principal, id)
+    return {"id": id, "versions": [version_payload(version) for version in versions]}
+
+
+@tool(
+    "memory-list",
+    title="List memories",
+    description=(
+        "List memories matching filters, without a search query. sort_by: importance (default), created_at, "
+        "updated_at (newest first) or title. Returns {memories, next_cursor}; pass next_cursor back as cursor."
+    ),
+    read_only=True,
+)
+def memory_list(
+    principal: Principal,
+    *,
+    filters: Filters = None,
+    sort_by: Annotated[str, enum_arg(list(selectors.MEMORY_SORTS), "Order of the list.")] = "importance",
+    limit: Annotated[
+        int, Field(description="Page size (default 50).", json_schema_extra={"minimum": 1, "maximum": MAX_RESULTS})
+    ] = 50,
+    cursor: CursorArg = None,
+    valid_at: ValidAt = None,
+    include_expired: IncludeExpired = False,
+) -> dict[str, Any]:
+    check_limit(limit, MAX_RESULTS)
+    page = selectors.memory_page(
+        principal,
+        filters=selectors.MemoryFilters.from_mapping(with_validity(filters, valid_at, include_expired)),
+        sort_by=sort_by,
+        limit=limit,
+        cursor=cursor,
+    )
+    return {"memories": [memory_payload(memory) for memory in page.items], "next_cursor": page.next_cursor}
