@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from rest_api.views import knowledge, lifecycle, memories, organization
+from rest_api.views import knowledge, lifecycle, memories, memory, organization
 
 app_name = "api"
 
@@ -13,16 +13,16 @@ urlpatterns = [
     path("memories/search/", memories.MemorySearchView.as_view(), name="memory-search"),
     path("memories/batch/", memories.MemoryBatchView.as_view(), name="memory-batch"),
     path("memories/consolidate/", lifecycle.ConsolidateView.as_view(), name="memory-consolidate"),
-    path("memories/<uuid:memory_id>/", memories.MemoryDetailView.as_view(), name="memory-detail"),
-    path("memories/<uuid:memory_id>/versions/", memories.MemoryVersionsView.as_view(), name="memory-versions"),
-    path("memories/<uuid:memory_id>/links/", memories.MemoryLinksView.as_view(), name="memory-links"),
-    path("memories/<uuid:memory_id>/graph/", memories.MemoryGraphView.as_view(), name="memory-graph"),
-    path("memories/<uuid:memory_id>/verify/", memories.MemoryVerifyView.as_view(), name="memory-verify"),
-    path("memories/<uuid:memory_id>/lock/", memories.MemoryLockView.as_view(), name="memory-lock"),
-    path("memories/<uuid:memory_id>/unlock/", memories.MemoryUnlockView.as_view(), name="memory-unlock"),
-    path("memories/<uuid:memory_id>/deprecate/", memories.MemoryDeprecateView.as_view(), name="memory-deprecate"),
-    path("memories/<uuid:memory_id>/restore/", memories.MemoryRestoreView.as_view(), name="memory-restore"),
-    path("memories/<uuid:memory_id>/invalidate/", memories.MemoryInvalidateView.as_view(), name="memory-invalidate"),
+    path("memories/<uuid:memory_id>/", memory.MemoryDetailView.as_view(), name="memory-detail"),
+    path("memories/<uuid:memory_id>/versions/", memory.MemoryVersionsView.as_view(), name="memory-versions"),
+    path("memories/<uuid:memory_id>/links/", memory.MemoryLinksView.as_view(), name="memory-links"),
+    path("memories/<uuid:memory_id>/graph/", memory.MemoryGraphView.as_view(), name="memory-graph"),
+    path("memories/<uuid:memory_id>/verify/", memory.MemoryVerifyView.as_view(), name="memory-verify"),
+    path("memories/<uuid:memory_id>/lock/", memory.MemoryLockView.as_view(), name="memory-lock"),
+    path("memories/<uuid:memory_id>/unlock/", memory.MemoryUnlockView.as_view(), name="memory-unlock"),
+    path("memories/<uuid:memory_id>/deprecate/", memory.MemoryDeprecateView.as_view(), name="memory-deprecate"),
+    path("memories/<uuid:memory_id>/restore/", memory.MemoryRestoreView.as_view(), name="memory-restore"),
+    path("memories/<uuid:memory_id>/invalidate/", memory.MemoryInvalidateView.as_view(), name="memory-invalidate"),
     path("proposals/", lifecycle.ProposalListView.as_view(), name="proposal-list"),
     path("proposals/<uuid:proposal_id>/", lifecycle.ProposalDetailView.as_view(), name="proposal-detail"),
     path("proposals/<uuid:proposal_id>/apply/", lifecycle.ProposalApplyView.as_view(), name="proposal-apply"),

@@ -1,0 +1,183 @@
+"""/api/v1/memories/{id}/…: one memory — read, change, delete, curate, invalidate, its versions, links and graph."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from knowledge.selectors import memory_graph, memory_links
+from memories import selectors, services
+from memories.models import Memory
+from rest_api import serializers as s
+from rest_api.views.base import ApiView
+from rest_api.views.memories import TAG, MemoryIdParameter, memory_data
+
+
+class MemoryDetailView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_retrieve",
+        summary="Get a memory",
+        parameters=[
+            MemoryIdParameter,
+            OpenApiParameter("include_deleted", OpenApiTypes.BOOL, description="Also find a soft-deleted memory."),
+        ],
+        responses={200: s.MemorySerializer},
+    )
+    def get(self, request: Request, memory_id: str) -> Response:
+        try:
+            include_deleted = serializers.BooleanField().to_internal_value(
+                request.query_params.get("include_deleted", "false")
+            )
+        except serializers.ValidationError as error:  # name the parameter, as every other 400 does
+            raise serializers.ValidationError({"include_deleted": error.detail}) from error
+        return Response(memory_data(selectors.memory_get(self.principal, memory_id, include_deleted=include_deleted)))
+
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_partial_update",
+        summary="Change a memory",
+        description="Only the fields sent change. Locked memories can only be changed by curators.",
+        parameters=[MemoryIdParameter],
+        request=s.MemoryUpdateSerializer,
+        responses={200: s.MemorySerializer},
+        examples=[OpenApiExample("Raise importance", value={"importance": 9, "reason": "caused an incident"})],
+    )
+    def patch(self, request: Request, memory_id: str) -> Response:
+        data = self.body(s.MemoryUpdateSerializer)
+        reason = data.pop("reason", "")
+        memory = services.memory_update(principal=self.principal, memory_id=memory_id, data=data, reason=reason)
+        return Response(memory_data(memory))
+
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_destroy",
+        summary="Soft-delete a memory",
+        description="It leaves lists and search but keeps its history; curators can restore it.",
+        parameters=[MemoryIdParameter],
+        responses={204: None},
+    )
+    def delete(self, request: Request, memory_id: str) -> Response:
+        services.memory_delete(principal=self.principal, memory_id=memory_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _action_view(name: str, action: Callable[..., Memory], summary: str, description: str) -> type[ApiView]:
+    @extend_schema(
+        tags=TAG,
+        operation_id=f"memories_{name}",
+        summary=summary,
+        description=description,
+        parameters=[MemoryIdParameter],
+        request=s.ReasonSerializer,
+        responses={200: s.MemorySerializer},
+    )
+    def post(self: ApiView, request: Request, memory_id: str) -> Response:
+        data = self.body(s.ReasonSerializer)
+        memory = action(principal=self.principal, memory_id=memory_id, reason=data.get("reason", ""))
+        return Response(memory_data(memory))
+
+    return type(f"Memory{name.title()}View", (ApiView,), {"post": post, "__doc__": summary})
+
+
+MemoryVerifyView = _action_view(
+    "verify", services.memory_verify, "Verify a memory", "Mark it checked by a curator (curator role)."
+)
+MemoryLockView = _action_view(
+    "lock", services.memory_lock, "Lock a memory", "Only curators can change it afterwards (curator role)."
+)
+MemoryUnlockView = _action_view(
+    "unlock", services.memory_unlock, "Unlock a memory", "It becomes verified again (curator role)."
+)
+MemoryDeprecateView = _action_view(
+    "deprecate", services.memory_deprecate, "Deprecate a memory", "It leaves default search (curator role)."
+)
+MemoryRestoreView = _action_view(
+    "restore", services.memory_restore, "Restore a deleted memory", "Undo a soft delete (curator role)."
+)
+
+
+class MemoryInvalidateView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_invalidate",
+        summary="Invalidate a memory",
+        description="It stopped being true: it ends now, is deprecated, and may name the memory that replaces it.",
+        parameters=[MemoryIdParameter],
+        request=s.InvalidateSerializer,
+        responses={200: s.MemorySerializer},
+    )
+    def post(self, request: Request, memory_id: str) -> Response:
+        data = self.body(s.InvalidateSerializer)
+        memory = services.memory_invalidate(
+            principal=self.principal,
+            memory_id=memory_id,
+            reason=data["reason"],
+            superseded_by=data.get("superseded_by"),
+        )
+        return Response(memory_data(memory))
+
+
+class MemoryVersionsView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_versions",
+        summary="Version history",
+        description="Every change, newest first, each with a full snapshot, who made it and why.",
+        parameters=[MemoryIdParameter],
+        responses={200: s.VersionSerializer(many=True)},
+    )
+    def get(self, request: Request, memory_id: str) -> Response:
+        versions = selectors.memory_versions(self.principal, memory_id)
+        return Response(s.VersionSerializer(versions, many=True).data)
+
+
+class MemoryLinksView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_links",
+        summary="Links of a memory",
+        description="Active links in both directions whose other end you can see.",
+        parameters=[MemoryIdParameter],
+        responses={200: s.LinkSerializer(many=True)},
+    )
+    def get(self, request: Request, memory_id: str) -> Response:
+        return Response(s.LinkSerializer(memory_links(self.principal, memory_id), many=True).data)
+
+
+class MemoryGraphView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_graph",
+        summary="Linked memories around one",
+        description="Memories reachable through links, up to max_hops away; at most 200 nodes.",
+        parameters=[MemoryIdParameter, s.GraphQuerySerializer],
+        responses={200: s.GraphSerializer},
+    )
+    def get(self, request: Request, memory_id: str) -> Response:
+        query = self.query(s.GraphQuerySerializer)
+        graph = memory_graph(
+            self.principal,
+            seed_ids=[memory_id],
+            max_hops=query["max_hops"],
+            direction=query["direction"],
+            relation_types=query.get("relation_type"),
+        )
+        nodes = [
+            {
+                "id": node.pk,
+                "title": node.title,
+                "scope_type": node.scope_type,
+                "memory_type": node.memory_type,
+                "status": node.status,
+                "importance": node.importance,
+                "hops": graph.depth[node.pk],
+            }
+            for node in graph.nodes
+        ]
+        return Response(s.GraphSerializer({"nodes": nodes, "edges": graph.edges, "truncated": graph.truncated}).data)
