@@ -1,4 +1,5 @@
-"""Writes for knowledge: memory links."""
+"""Writes for knowledge: memory links, entities with their aliases, and temporal facts (one module
+because facts resolve entities and both share the name rules; ~400 lines)."""
 
 from __future__ import annotations
 
