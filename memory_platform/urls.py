@@ -8,11 +8,15 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from mcp_api.views import mcp_endpoint
 from memory_platform.views import healthz
+from organizations.password_links import SetPasswordDoneView, SetPasswordView
 from rest_api.errors import json_bad_request, json_not_found, json_server_error
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
+    # A new member sets their password here, from the one-time link add_member (or the admin) gives.
+    path("accounts/set-password/done/", SetPasswordDoneView.as_view(), name="set-password-done"),
+    path("accounts/set-password/<uidb64>/<token>/", SetPasswordView.as_view(), name="set-password"),
     path("mcp", mcp_endpoint, name="mcp"),
     path("api/v1/", include("rest_api.urls")),
     # Log in and out of the browsable API (any member, not only admin staff).

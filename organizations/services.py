@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -91,21 +92,131 @@ def repository_get_or_create_flagged(*, principal: Principal, slug: str, name: s
     return repository, created
 
 
+@dataclass(frozen=True)
+class AddedMember:
+    """The outcome of ``member_add``: the membership, and whether a new person has to set a password."""
+
+    membership: Membership
+    created_user: bool
+    previous_role: str | None
+    # The person has no password yet, and this caller may hand them a link to set one.
+    needs_password: bool
+
+
 @transaction.atomic
-def membership_set(*, principal: Principal, user: User, role: str) -> Membership:
+def membership_set(*, principal: Principal, user: User, role: str, reason: str = "") -> Membership:
+    """Add ``user`` to the principal's organization with ``role``, or change their role there."""
     principal.require(Role.ADMIN, "managing members")
     _validate_role(role)
+    existing = Membership.objects.select_for_update().filter(user=user, organization=principal.organization).first()
+    previous_role = existing.role if existing is not None else None
+    if existing is not None and previous_role == role and user.is_staff:
+        return existing  # nothing changes, so nothing to record
+    if previous_role == Role.ADMIN and role != Role.ADMIN:
+        _keep_an_admin(principal, existing, "demote")
     membership, _ = Membership.objects.update_or_create(
         user=user, organization=principal.organization, defaults={"role": role}
     )
+    if not user.is_staff:
+        # Every member logs into the admin: what each one sees and does there follows the role
+        # (readers look, curators curate, admins manage), so no role is kept out of it.
+        user.is_staff = True
+        user.save(update_fields=["is_staff"])
     audit_record(
         principal=principal,
         action="membership.set",
         target_type="membership",
         target_id=membership.pk,
-        data={"user": user.get_username(), "role": role},
+        reason=reason,
+        data={"user": user.get_username(), "role": role, "previous_role": previous_role},
     )
     return membership
+
+
+@transaction.atomic
+def member_add(*, principal: Principal, username: str, role: str, create: bool = False, email: str = "") -> AddedMember:
+    """Give a person a role in the principal's organization, creating their user if asked to."""
+    principal.require(Role.ADMIN, "managing members")
+    _validate_role(role)
+    username = username.strip()
+    user = User.objects.filter(username=username).first()
+    if create:
+        user = _user_create(principal=principal, username=username, email=email, existing=user)
+    elif user is None:
+        raise NotFound(f"no user '{username}'")
+    elif email:
+        # A person may belong to other organizations: one organization's admin does not edit them.
+        raise ValidationError("an email is set only when creating a user")
+    previous = Membership.objects.filter(user=user, organization=principal.organization).first()
+    membership = membership_set(principal=principal, user=user, role=role)
+    # Only the person's creator, or a platform administrator, may hand out a set-password link:
+    # otherwise one organization's admin could take over another's member who has not set one yet.
+    needs_password = not user.has_usable_password() and (create or principal.is_superuser)
+    return AddedMember(
+        membership=membership,
+        created_user=create,
+        previous_role=previous.role if previous is not None else None,
+        needs_password=needs_password,
+    )
+
+
+def _user_create(*, principal: Principal, username: str, email: str, existing: User | None) -> User:
+    if existing is not None:
+        raise Conflict(f"user '{username}' already exists")
+    if not username:
+        raise ValidationError("a username is required")
+    try:
+        User._meta.get_field("username").run_validators(username)
+        if email:
+            validate_email(email)
+    except DjangoValidationError as error:
+        raise ValidationError(" ".join(error.messages)) from None
+    # No password: the person sets their own through a one-time link (see organizations/password_links.py).
+    user = User.objects.create_user(username=username, email=email, password=None, is_staff=True)
+    audit_record(
+        principal=principal,
+        action="user.create",
+        target_type="user",
+        target_id=user.pk,
+        data={"username": username, "email": email},
+    )
+    return user
+
+
+@transaction.atomic
+def membership_remove(*, principal: Principal, user: User, reason: str = "") -> None:
+    """Take ``user`` out of the principal's organization. The user stays; only the membership row goes."""
+    principal.require(Role.ADMIN, "managing members")
+    membership = Membership.objects.select_for_update().filter(user=user, organization=principal.organization).first()
+    if membership is None:
+        raise NotFound(f"'{user.get_username()}' is not a member of {principal.organization.slug}")
+    if membership.role == Role.ADMIN:
+        _keep_an_admin(principal, membership, "remove")
+    membership_id = membership.pk
+    membership.delete()
+    if user.is_staff and not user.is_superuser and not Membership.objects.filter(user=user).exists():
+        # A member of no organization has nothing to see in the admin: their login ends with it.
+        user.is_staff = False
+        user.save(update_fields=["is_staff"])
+    audit_record(
+        principal=principal,
+        action="membership.remove",
+        target_type="membership",
+        target_id=membership_id,
+        reason=reason,
+        data={"user": user.get_username(), "role": membership.role},
+    )
+
+
+def _keep_an_admin(principal: Principal, membership: Membership | None, verb: str) -> None:
+    # Without an admin member nobody but the platform's operator could manage the organization's people.
+    others = Membership.objects.filter(organization=principal.organization, role=Role.ADMIN)
+    if membership is not None:
+        others = others.exclude(pk=membership.pk)
+    if not principal.is_superuser and not others.exists():
+        raise Conflict(
+            f"cannot {verb} the last admin of {principal.organization.slug}; make another member admin first"
+        )
 
 
 @transaction.atomic
