@@ -26,6 +26,7 @@ from lifecycle.merge import (
 )
 from lifecycle.models import ConsolidationProposal, DismissedPair, LifecycleRun, ProposalKind, ProposalState
 from lifecycle.selectors import proposal_get
+from memories import validation
 from memories.models import Memory, Status
 from memories.selectors import memory_visible_queryset
 from memories.services import record_memory_change
@@ -185,10 +186,13 @@ def memories_consolidate(
         if content is not None:
             evidence["content"] = content
         proposal, created = proposal_create(
-            organization_id=principal.organization.pk, kind=ProposalKind.MERGE, memory_ids=ids,
-            created_by=principal.label, survivor_id=survivor_id and ids[ids.index(UUID(str(survivor_id)))],
+            organization_id=principal.organization.pk,
+            kind=ProposalKind.MERGE,
+            memory_ids=ids,
+            created_by=principal.label,
+            survivor_id=validation.memory_id(survivor_id, "survivor_id") if survivor_id else None,
             evidence=evidence,
-        )  # fmt: skip
+        )
         if proposal is None:
             return Consolidation("refused", f"{refused.message}; a curator dismissed merging these memories before")
         said = "proposed to curators" if created else "already proposed to curators"
