@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
@@ -86,39 +87,40 @@ class ProposalApplyView(ApiView):
         return Response(_proposal(proposal))
 
 
-class ProposalDismissView(ApiView):
+def _decision_view(
+    name: str, decide: Callable[..., ConsolidationProposal], summary: str, description: str
+) -> type[ApiView]:
+    """A curator's decision that takes only a reason: dismiss, undo."""
+
     @extend_schema(
         tags=TAG,
-        operation_id="proposals_dismiss",
-        summary="Dismiss a proposal (curators)",
-        description="Not duplicates: these memories are never proposed together again.",
+        operation_id=f"proposals_{name}",
+        summary=summary,
+        description=description,
         request=s.ReasonSerializer,
         responses={200: s.ProposalSerializer},
     )
-    def post(self, request: Request, proposal_id: UUID) -> Response:
-        data = self.body(s.ReasonSerializer)
-        reason = data.get("reason", "")
-        proposal = services.proposal_dismiss(principal=self.principal, proposal_id=proposal_id, reason=reason)
-        return Response(_proposal(proposal))
+    def post(self: ApiView, request: Request, proposal_id: UUID) -> Response:
+        reason = self.body(s.ReasonSerializer).get("reason", "")
+        return Response(_proposal(decide(principal=self.principal, proposal_id=proposal_id, reason=reason)))
+
+    return type(f"Proposal{name.title()}View", (ApiView,), {"post": post})
 
 
-class ProposalUndoView(ApiView):
-    @extend_schema(
-        tags=TAG,
-        operation_id="proposals_undo",
-        summary="Undo an applied proposal (curators)",
-        description=(
-            "Every memory the proposal changed is put back exactly as it was (content, status, importance, tags, "
-            "metadata, supersession), as new versions; links it added are marked removed. Refused (409) if a "
-            "memory changed since: revert that one from its history."
-        ),
-        request=s.ReasonSerializer,
-        responses={200: s.ProposalSerializer},
-    )
-    def post(self, request: Request, proposal_id: UUID) -> Response:
-        data = self.body(s.ReasonSerializer)
-        proposal = proposal_undo(principal=self.principal, proposal_id=proposal_id, reason=data.get("reason", ""))
-        return Response(_proposal(proposal))
+ProposalDismissView = _decision_view(
+    "dismiss",
+    services.proposal_dismiss,
+    "Dismiss a proposal (curators)",
+    "Not duplicates: these memories are never proposed together again.",
+)
+ProposalUndoView = _decision_view(
+    "undo",
+    proposal_undo,
+    "Undo an applied proposal (curators)",
+    "Every memory the proposal changed is put back exactly as it was (content, status, importance, tags, "
+    "metadata, supersession), as new versions; links it added are marked removed. Refused (409) if a "
+    "memory changed since: revert that one from its history.",
+)
 
 
 class ConsolidateView(ApiView):
