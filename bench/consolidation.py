@@ -262,16 +262,15 @@ def threshold_sweep(pairs: dict[str, list[tuple[Any, Any]]]) -> list[dict[str, A
     return rows
 
 
-def hint_cost(principal: Any, ids: list[Any], sample: int) -> dict[str, float]:
-    from lifecycle.detection import possible_duplicates
+def hint_cost(ids: list[Any], sample: int) -> dict[str, float]:
+    """What a single write adds for its possible_duplicates: the one nearest-neighbour statement."""
+    from lifecycle.selectors import possible_duplicates
     from memories.models import Memory
-    from memories.selectors import memory_visible_queryset
 
-    visible = memory_visible_queryset(principal)
     timings = []
     for memory in Memory.objects.filter(pk__in=ids[:sample]):
         started = time.perf_counter()
-        possible_duplicates(memory, among=visible)
+        possible_duplicates([memory])
         timings.append(time.perf_counter() - started)
     return summary_ms(timings)
 
@@ -329,7 +328,7 @@ def main() -> None:
         incremental = consolidation_run(organization=organization)
         incremental_seconds = time.perf_counter() - started
         assert incremental is not None
-        hints = hint_cost(principal, new_ids, 300)
+        hints = hint_cost(new_ids, 300)
 
     result = {
         "benchmark": "consolidation",
