@@ -14,6 +14,7 @@ from lifecycle import detection
 from lifecycle.detection import MatchKind
 from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalKind, ProposalState, RunKind
 from memories import validation
+from memories.fields import vector_text
 from memories.models import Memory
 from memories.selectors import memory_visibility_q, memory_visible_queryset
 from memory_platform.exceptions import NotFound, ValidationError
@@ -150,22 +151,16 @@ class PossibleDuplicate:
 
 
 WRITE_HINTS = 3
-# For each new memory, its nearest alive neighbours of the same scope (which its writer can see:
-# it just wrote in that scope), in one statement for a whole batch.
+# The new memory's nearest alive neighbours of the same scope (which its writer can see: it just
+# wrote there). The vector is sent as a value, so PostgreSQL walks the HNSW graph for it.
 _WRITE_HINTS_SQL = """
-SELECT n.id, c.id, c.title, c.similarity
-FROM memories_memory AS n
-CROSS JOIN LATERAL (
-    SELECT m.id, m.title, 1 - (m.embedding <=> n.embedding) AS similarity
-    FROM memories_memory AS m
-    WHERE m.organization_id = n.organization_id AND m.scope_type = n.scope_type
-      AND m.repository_id IS NOT DISTINCT FROM n.repository_id AND m.owner_id IS NOT DISTINCT FROM n.owner_id
-      AND m.deleted_at IS NULL AND m.superseded_by_id IS NULL AND m.embedding IS NOT NULL AND m.id <> n.id
-    ORDER BY m.embedding <=> n.embedding
-    LIMIT %(limit)s
-) AS c
-WHERE n.id = ANY(%(ids)s) AND n.embedding IS NOT NULL AND c.similarity >= %(floor)s
-ORDER BY n.id, c.similarity DESC
+SELECT m.id, m.title, 1 - (m.embedding <=> %(vector)s::vector) AS similarity
+FROM memories_memory AS m
+WHERE m.organization_id = %(organization)s AND m.scope_type = %(scope_type)s
+  AND m.repository_id IS NOT DISTINCT FROM %(repository)s AND m.owner_id IS NOT DISTINCT FROM %(owner)s
+  AND m.deleted_at IS NULL AND m.superseded_by_id IS NULL AND m.embedding IS NOT NULL AND m.id <> %(id)s
+ORDER BY m.embedding <=> %(vector)s::vector
+LIMIT %(limit)s
 """
 
 
@@ -173,8 +168,31 @@ def possible_duplicates(memories: list[Memory]) -> dict[UUID, list[PossibleDupli
     """The write-time hint: for each just-written memory, up to three alive memories of its scope at
     least ``CONSOLIDATION_RELATED`` similar, so an agent can update one instead of adding another."""
     hints: dict[UUID, list[PossibleDuplicate]] = {memory.pk: [] for memory in memories}
-    if not memories:
+    embedded = [memory for memory in memories if memory.embedding is not None]
+    if not embedded:
         return hints
+    with transaction.atomic(), connection.cursor() as cursor:
+        # The shared HNSW graph, scanned on until enough rows of the memory's own scope are found.
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        for memory in embedded:
+            cursor.execute(
+                _WRITE_HINTS_SQL,
+                {
+                    "vector": vector_text(list(memory.embedding)),
+                    "organization": memory.organization_id,
+                    "scope_type": memory.scope_type,
+                    "repository": memory.repository_id,
+                    "owner": memory.owner_id,
+                    "id": memory.pk,
+                    "limit": WRITE_HINTS,
+                },
+            )
+            hints[memory.pk] = [
+                PossibleDuplicate(other_id, title, round(float(similarity), 4))
+                for other_id, title, similarity in cursor.fetchall()
+                if similarity >= settings.CONSOLIDATION_RELATED
+            ]
+    return hints
     with transaction.atomic(), connection.cursor() as cursor:
         # The shared HNSW graph, scanned on until enough rows of the memory's own scope are found.
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
