@@ -251,11 +251,15 @@ def triple_query(
     object: Any = None,
     as_of: Any = None,
     include_history: bool = False,
+    include_records: bool = False,
 ) -> tuple[Entity | None, list[Triple]]:
-    """Facts about ``subject``: those true now (default), true at ``as_of``, or every record.
+    """Facts about ``subject``: those true now (default), true at ``as_of``, their history, or
+    every stored record.
 
     Valid time is half-open: a fact holds from ``valid_from`` (inclusive) to ``valid_to``
-    (exclusive). Only current records count unless ``include_history`` asks for all of them.
+    (exclusive). ``include_history`` is the timeline: one row per value and the period it held,
+    as the platform believes it now (what was replaced or corrected shows once, with its end).
+    ``include_records`` is the bi-temporal audit: every row ever recorded, replaced ones too.
     """
     # Checked first: a malformed time must be an error even when the subject is unknown.
     moment = validation.aware_datetime(as_of, "as_of") or timezone.now()
@@ -272,8 +276,10 @@ def triple_query(
         if target is None:
             return entity, []
         queryset = queryset.filter(object=target)
-    if include_history:
+    if include_records:
         return entity, list(queryset.order_by("predicate", "valid_from", "recorded_at", "pk"))
+    if include_history:
+        return entity, list(queryset.filter(expired_at__isnull=True).order_by("predicate", "valid_from", "pk"))
     queryset = queryset.filter(expired_at__isnull=True, valid_from__lte=moment).filter(
         Q(valid_to__isnull=True) | Q(valid_to__gt=moment)
     )

@@ -14,13 +14,15 @@ from django.contrib.admin import helpers
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
-from django.utils.html import format_html_join
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 
 from lifecycle.merge import REASON_MAX, proposal_undo
-from lifecycle.models import ConsolidationProposal, LifecycleRun
+from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalState
 from lifecycle.services import proposal_apply, proposal_dismiss
 from memories.models import Memory, ScopeType
 from memory_platform.exceptions import DomainError
+from memory_platform.reasons import confirmation
 from organizations.admin_scoping import OrganizationScopedAdmin
 from organizations.selectors import principal_for_user
 
@@ -29,7 +31,7 @@ Decision = Callable[..., ConsolidationProposal]
 
 @admin.register(ConsolidationProposal)
 class ConsolidationProposalAdmin(OrganizationScopedAdmin):
-    list_display = ("kind", "state", "members", "similarity", "created_at", "created_by", "decided_by")
+    list_display = ("kind", "state", "members", "similarity", "created_at", "created_by", "decided_by", "review")
     list_filter = ("state", "kind")
     ordering = ("-created_at",)
     actions = ["apply_proposals", "dismiss_proposals", "undo_proposals"]
@@ -59,6 +61,14 @@ class ConsolidationProposalAdmin(OrganizationScopedAdmin):
             "", "<div>{}{}</div>", ((("★ " if m.pk == obj.survivor_id else ""), m.title) for m in obj.memories.all())
         )
 
+    @admin.display(description="")
+    def review(self, obj: ConsolidationProposal) -> str:
+        if obj.state != ProposalState.OPEN:
+            return ""
+        return format_html(
+            '<a class="button" href="{}">Review side by side</a>', reverse("admin:review_proposal", args=[obj.pk])
+        )
+
     @admin.display(description="similarity")
     def similarity(self, obj: ConsolidationProposal) -> str:
         value = obj.evidence.get("similarity")
@@ -71,8 +81,9 @@ class ConsolidationProposalAdmin(OrganizationScopedAdmin):
         if not self._allowed(request, self.change_role, None):
             self.message_user(request, "Deciding on proposals needs the curator role.", messages.ERROR)
             return None
-        reason = request.POST.get("reason", "").strip()
-        if request.POST.get("post") != "yes" or not reason:
+        confirmed = confirmation(request, "every version and audit event")
+        reason = confirmed.reason
+        if not reason:
             return TemplateResponse(
                 request,
                 "admin/lifecycle/confirm_decision.html",
@@ -84,6 +95,7 @@ class ConsolidationProposalAdmin(OrganizationScopedAdmin):
                     "confirm": confirm,
                     "proposals": queryset,
                     "action": action,
+                    "error": confirmed.error,
                     "reason_max": REASON_MAX,
                     "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
                 },

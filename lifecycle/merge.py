@@ -26,6 +26,7 @@ from memories.embedding_pipeline import EMBEDDING_FIELDS, apply_embedding, embed
 from memories.models import Memory, MemoryVersion, Status
 from memories.selectors import memory_visible_queryset
 from memories.services import record_memory_change
+from memory_platform import reasons
 from memory_platform.exceptions import Conflict, NotFound, PermissionDenied, ValidationError
 from organizations.audit import audit_record
 from organizations.models import Role
@@ -33,7 +34,7 @@ from organizations.principal import Principal
 
 MERGE_MIN = 2
 MERGE_MAX = 50
-REASON_MAX = 2000
+REASON_MAX = reasons.REASON_MAX_CHARS
 # The order a survivor is chosen by: the most reviewed first.
 STATUS_RANK: dict[str, int] = {
     Status.LOCKED: 4,
@@ -69,10 +70,7 @@ def parse_ids(memory_ids: Sequence[Any]) -> list[UUID]:
 
 
 def parse_reason(reason: str) -> str:
-    reason = (reason or "").strip()
-    if len(reason) > REASON_MAX:
-        raise ValidationError(f"reason is limited to {REASON_MAX} characters", details={"field": "reason"})
-    return reason
+    return reasons.reason(reason)
 
 
 def _candidates(principal: Principal | None, organization_id: int) -> QuerySet[Memory]:

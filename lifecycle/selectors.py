@@ -193,13 +193,3 @@ def possible_duplicates(memories: list[Memory]) -> dict[UUID, list[PossibleDupli
                 if similarity >= settings.CONSOLIDATION_RELATED
             ]
     return hints
-    with transaction.atomic(), connection.cursor() as cursor:
-        # The shared HNSW graph, scanned on until enough rows of the memory's own scope are found.
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute(
-            _WRITE_HINTS_SQL,
-            {"ids": list(hints), "limit": WRITE_HINTS, "floor": settings.CONSOLIDATION_RELATED},
-        )
-        for memory_id, other_id, title, similarity in cursor.fetchall():
-            hints[memory_id].append(PossibleDuplicate(other_id, title, round(float(similarity), 4)))
-    return hints

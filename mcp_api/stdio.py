@@ -6,8 +6,10 @@ calls already running finish and their answers go out, then returns.
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -15,10 +17,14 @@ import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import types
 from mcp.shared.message import SessionMessage
+from mcp.types import INVALID_REQUEST, PARSE_ERROR
+from pydantic import ValidationError
 
 from mcp_api import stdio_bootstrap
 from mcp_api.context import set_principal
 from mcp_api.server import get_server
+from memory_platform import json_input
+from memory_platform.json_input import JsonInputError
 from organizations.principal import Principal
 
 # How long a shutdown waits for calls still running to answer.
@@ -51,7 +57,62 @@ class _InFlight:
         await self._idle.wait()
 
 
-async def _read_lines(send: MemoryObjectSendStream[Any], stdin: Any, in_flight: _InFlight) -> None:
+def _write_line(stdout: Any, message: dict[str, Any]) -> None:
+    """Write one message, whole (no await inside: lines never interleave with the server's)."""
+    stdout.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+    stdout.flush()
+
+
+def _valid_id(value: object) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def _refusal(line: bytes) -> dict[str, Any] | types.JSONRPCMessage:
+    """The message on ``line``, or the JSON-RPC error answering it: every line gets an answer."""
+    try:
+        data = json_input.loads(line)
+    except JsonInputError as error:
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": error.message}}
+    if isinstance(data, dict) and "id" in data and not _valid_id(data["id"]):
+        # Not a notification with an odd field: a request whose id JSON-RPC does not allow.
+        message = "not a JSON-RPC 2.0 request (id must be a string or a number)"
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}}
+    try:
+        return types.JSONRPCMessage.model_validate(data)
+    except ValidationError as error:
+        request_id = data.get("id") if isinstance(data, dict) else None
+        valid_id = request_id if _valid_id(request_id) else None
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'message'}: {e['msg']}" for e in error.errors()[:3])
+        return {
+            "jsonrpc": "2.0",
+            "id": valid_id,
+            "error": {"code": INVALID_REQUEST, "message": f"not a JSON-RPC 2.0 request ({problems})"},
+        }
+
+
+# Requests a session answers without its token being checked again (the handshake and liveness).
+UNCHECKED_METHODS = frozenset({"initialize", "ping"})
+UNAUTHORIZED = -32001
+TokenCheck = Callable[[], str | None]
+
+
+async def _refused(message: types.JSONRPCMessage, check: TokenCheck | None) -> dict[str, Any] | None:
+    """The answer to a request whose token stopped working since the session began, else None.
+
+    The token is checked again on every request, so revoking or expiring it (or removing its
+    person) takes effect in an open stdio session as on HTTP, not when the process restarts."""
+    request = message.root
+    if check is None or not isinstance(request, types.JSONRPCRequest) or request.method in UNCHECKED_METHODS:
+        return None
+    why = await anyio.to_thread.run_sync(check)
+    if why is None:
+        return None
+    return {"jsonrpc": "2.0", "id": request.id, "error": {"code": UNAUTHORIZED, "message": why}}
+
+
+async def _read_lines(
+    send: MemoryObjectSendStream[Any], stdin: Any, stdout: Any, in_flight: _InFlight, check: TokenCheck | None
+) -> None:
     replay = list(stdio_bootstrap.pending_lines)
     stdio_bootstrap.pending_lines.clear()
     while True:
@@ -64,10 +125,13 @@ async def _read_lines(send: MemoryObjectSendStream[Any], stdin: Any, in_flight: 
             return  # end of input
         if not line.strip():
             continue
-        try:
-            message = types.JSONRPCMessage.model_validate_json(line)
-        except Exception as error:  # the session answers malformed input with a parse error
-            await send.send(error)
+        message = _refusal(line)
+        if isinstance(message, dict):
+            _write_line(stdout, message)
+            continue
+        refused = await _refused(message, check)
+        if refused is not None:
+            _write_line(stdout, refused)
             continue
         if isinstance(message.root, types.JSONRPCRequest):
             in_flight.started(message.root.id)
@@ -99,8 +163,11 @@ async def _stop_on_signal(reader: anyio.CancelScope) -> None:
             return
 
 
-async def serve_stdio(principal: Principal, on_ready: Any = None) -> bool:
-    """Serve until end of input or a signal. True if a signal ended it, leaving a thread blocked on stdin."""
+async def serve_stdio(principal: Principal, on_ready: Any = None, check: TokenCheck | None = None) -> bool:
+    """Serve until end of input or a signal. True if a signal ended it, leaving a thread blocked on stdin.
+
+    ``check`` says why the session's token no longer works (None while it does); it runs before
+    every request but the handshake."""
     set_principal(principal)
     read_writer, read_stream = anyio.create_memory_object_stream[Any](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
@@ -114,7 +181,7 @@ async def serve_stdio(principal: Principal, on_ready: Any = None) -> bool:
 
         async def read() -> None:
             with reader:
-                await _read_lines(read_writer, stdin, in_flight)
+                await _read_lines(read_writer, stdin, stdout, in_flight, check)
             with anyio.move_on_after(DRAIN_SECONDS):
                 await in_flight.drained()
             await read_writer.aclose()

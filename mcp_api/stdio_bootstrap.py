@@ -28,11 +28,13 @@ def early_handshake() -> None:
     pending_lines.append(line)
     try:
         message = json.loads(line)
-    except ValueError:
-        return
+    except (ValueError, RecursionError):
+        return  # the server reads the line again and answers it with a JSON-RPC error
     if not isinstance(message, dict) or message.get("method") != "initialize" or "id" not in message:
         return
     params = message.get("params") or {}
+    if not isinstance(params, dict) or not isinstance(message["id"], str | int):
+        return  # likewise: not a request this fast path answers
     response = {"jsonrpc": "2.0", "id": message["id"], "result": initialize_result(params.get("protocolVersion"))}
     sys.stdout.buffer.write(json.dumps(response, separators=(",", ":")).encode() + b"\n")
     sys.stdout.buffer.flush()

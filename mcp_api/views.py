@@ -9,7 +9,7 @@ tokens (401 with ``WWW-Authenticate: Bearer``) and unparsable JSON (400, parse e
 
 from __future__ import annotations
 
-import json
+import logging
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -19,12 +19,25 @@ from django.views.decorators.csrf import csrf_exempt
 
 from mcp_api.context import reset_principal, set_principal
 from mcp_api.server import get_server
-from memory_platform.exceptions import AuthenticationFailed
+from memory_platform import json_input
+from memory_platform.exceptions import (
+    DATABASE_RETRY_AFTER_SECONDS,
+    DATABASE_UNAVAILABLE,
+    AuthenticationFailed,
+    database_unavailable,
+)
+from memory_platform.json_input import JsonInputError
+from memory_platform.throttling import retry_after
 from organizations.services import principal_for_token
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+logger = logging.getLogger(__name__)
+
 UNAUTHORIZED = -32001
+# Over API_THROTTLE_RATE (counted with REST's requests): an implementation-defined server error code.
+RATE_LIMITED = -32029
+DATABASE_DOWN = -32003
 
 
 def _error(status: int, code: int, message: str, **headers: str) -> JsonResponse:
@@ -40,8 +53,9 @@ def _origin_allowed(request: HttpRequest) -> bool:
         return True  # not a browser: DNS rebinding needs one
     if origin in settings.MCP_ALLOWED_ORIGINS:
         return True
+    # The server's own origin: scheme and host both (http://host is not https://host's page).
     parts = urlsplit(origin)
-    return bool(parts.netloc) and parts.netloc == request.get_host()
+    return bool(parts.netloc) and (parts.scheme, parts.netloc) == (request.scheme, request.get_host())
 
 
 def _bearer_challenge(description: str) -> str:
@@ -50,7 +64,19 @@ def _bearer_challenge(description: str) -> str:
 
 
 @csrf_exempt
-def mcp_endpoint(request: HttpRequest) -> HttpResponse:  # noqa: PLR0911 - one early refusal per check
+def mcp_endpoint(request: HttpRequest) -> HttpResponse:
+    """/mcp; the database not answering is a 503 in JSON-RPC's shape, as every other refusal here."""
+    try:
+        return _mcp_endpoint(request)
+    except Exception as error:
+        if not database_unavailable(error):
+            raise
+        logger.warning("database unavailable: %s", str(error).strip().splitlines()[0] if str(error).strip() else error)
+        retry = str(DATABASE_RETRY_AFTER_SECONDS)
+        return _error(503, DATABASE_DOWN, DATABASE_UNAVAILABLE, Retry_After=retry)
+
+
+def _mcp_endpoint(request: HttpRequest) -> HttpResponse:  # noqa: PLR0911 - one early refusal per check
     if request.method != "POST":
         return _error(
             405,
@@ -79,10 +105,14 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:  # noqa: PLR0911 - one e
     except AuthenticationFailed as error:
         return _error(401, UNAUTHORIZED, error.message, WWW_Authenticate=_bearer_challenge(error.message))
 
+    wait = retry_after(principal)
+    if wait is not None:
+        return _error(429, RATE_LIMITED, f"too many requests; retry in {wait} s", Retry_After=str(wait))
+
     try:
-        payload: Any = json.loads(request.body or b"null")
-    except ValueError:
-        return _error(400, PARSE_ERROR, "the body is not valid JSON")
+        payload: Any = json_input.loads(request.body or b"null")
+    except JsonInputError as error:
+        return _error(400, PARSE_ERROR, error.message)
     if not isinstance(payload, dict | list):
         return _error(400, INVALID_REQUEST, "the body must be a JSON-RPC request object")
     request.data = payload  # type: ignore[attr-defined]  # the library's handler reads it

@@ -3,19 +3,27 @@ the admin obeys the same rules (roles, locked memories) and writes versions and 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import display_for_value
-from django.db.models import Q, QuerySet
-from django.http import HttpRequest
+from django.contrib.admin.views.main import ORDER_VAR
+from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.timesince import timesince
 
-from memories import services
-from memories.models import Memory, MemoryVersion, ScopeType
-from memory_platform.exceptions import DomainError
-from organizations.admin_scoping import OrganizationScopedAdmin, ReadOnlyInline
+from memories import admin_history, services
+from memories.admin_decisions import DECISIONS, Decision, decide, decisions_for, status_since
+from memories.models import Memory, MemoryVersion, ScopeType, Status
+from memories.search import SearchParams, memory_search
+from memories.selectors import MemoryFilters
+from memory_platform.exceptions import DomainError, SearchUnavailable
+from organizations.admin_scoping import OrganizationScopedAdmin, ReadOnlyInline, organizations_for
 from organizations.principal import Principal
 from organizations.selectors import principal_for_user
 
@@ -115,24 +123,24 @@ class MemoryAdminForm(forms.ModelForm):
         return None
 
 
+# How many memories a search by meaning shows, ranked (a changelist page holds 100).
+MEANING_RESULTS = 50
+SEARCH_MODES = {"meaning": "by meaning", "words": "by words"}
+
+
 @admin.register(Memory)
 class MemoryAdmin(OrganizationScopedAdmin):
     form = MemoryAdminForm
-    list_display = [
-        "title",
-        "organization",
-        "repository",
-        "scope_type",
-        "memory_type",
-        "status",
-        "importance",
-        "version",
-        "updated_at",
-        "is_deleted",
-    ]
+    list_display = ["title_and_excerpt", "importance", "written"]
+    list_display_links = ["title_and_excerpt"]
     list_filter = ["status", "scope_type", "memory_type", "importance", DeletedFilter, "organization"]
     search_fields = ["title", "current_content", "tags"]
-    list_select_related = ["organization", "repository"]
+    search_help_text = (
+        "By meaning: ask a question or describe what you look for; the best matches come first (the same search "
+        "agents use). By words: memories whose title, text or tags contain every word."
+    )
+    list_select_related = ["organization", "repository", "created_by", "created_by_token"]
+    list_per_page = 50
     date_hierarchy = "created_at"
     # knowledge/admin.py adds the links and facts: knowledge builds on memories, not the reverse.
     inlines = [MemoryVersionInline]
@@ -147,13 +155,14 @@ class MemoryAdmin(OrganizationScopedAdmin):
         "updated_by",
         "updated_by_token",
         "deleted_at",
-        "superseded_by",
-        "last_accessed_at",
+        "lineage",
         "access_count",
+        "last_accessed_at",
+        "freshness",
         "embedding_status",
         "embedding_model",
     ]
-    actions = ["verify", "lock", "unlock", "deprecate", "soft_delete", "restore"]
+    actions = [f"{name}_selected" for name in DECISIONS]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Memory]:
         queryset = super().get_queryset(request)
@@ -162,18 +171,136 @@ class MemoryAdmin(OrganizationScopedAdmin):
         # Personal (user-scope) memories stay personal, even to curators.
         return queryset.exclude(Q(scope_type=ScopeType.USER) & ~Q(owner=request.user))
 
-    # Read from MemoryAccess (memory.access), shown as the model fields they used to be.
+    # --- the list -------------------------------------------------------------------------------
+
+    @admin.display(description="memory", ordering="title")
+    def title_and_excerpt(self, obj: Memory) -> str:
+        """Three short lines: the title, the start of the text, then type, scope and tags."""
+        text = " ".join(obj.current_content.split())
+        scope = f"repository {obj.repository.slug}" if obj.repository else obj.get_scope_type_display().lower()
+        return format_html(
+            '<span class="memory-title" title="{}">{}</span><span class="memory-excerpt">{}</span>'
+            '<span class="memory-meta">{} {} · {} {}</span>',
+            obj.title, obj.title, text[:200], self.status_chip(obj), obj.get_memory_type_display(), scope,
+            self.tag_list(obj),
+        )  # fmt: skip
+
+    @staticmethod
+    def status_chip(obj: Memory) -> str:
+        status = "deleted" if obj.deleted_at else obj.status
+        return format_html('<span class="chip chip-{}">{}</span>', status, status)
+
+    @staticmethod
+    def tag_list(obj: Memory) -> str:
+        shown = obj.tags[:3]
+        more = f" +{len(obj.tags) - 3}" if len(obj.tags) > 3 else ""
+        return format_html_join(" ", '<span class="chip chip-tag">{}</span>', ((tag,) for tag in shown)) + more
+
+    @admin.display(description="written", ordering="updated_at")
+    def written(self, obj: Memory) -> str:
+        """Who wrote the memory (an agent's token name, or a person) and when it last changed."""
+        token = obj.created_by_token
+        author: str
+        if token is not None:
+            author = format_html(
+                '<span title="agent token {}">{} <small>(agent)</small></span>',
+                token.display,
+                token.name or token.display,
+            )
+        else:
+            author = obj.created_by.get_username() if obj.created_by else "operator"
+        ago = timesince(obj.updated_at).split(",")[0]
+        return format_html('{}<br><small title="{}">changed {} ago</small>', author, obj.updated_at.isoformat(), ago)
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        columns = list(super().get_list_display(request))
+        if request.user.is_superuser or organizations_for(request).count() > 1:
+            columns.insert(1, "organization")
+        return columns
+
+    # --- search: by meaning (the product's hybrid search) or by words -----------------------------
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        # ``mode`` is ours, not a field lookup: take it out before the changelist reads the query.
+        query = request.GET.copy()
+        mode: str = query.pop("mode", ["meaning"])[-1]
+        request.GET = query  # type: ignore[assignment]
+        request.memory_search_mode = mode if mode in SEARCH_MODES else "meaning"  # type: ignore[attr-defined]
+        return super().changelist_view(request, extra_context)
+
+    def get_changelist_instance(self, request: HttpRequest) -> Any:
+        changelist = super().get_changelist_instance(request)
+        # Read by the search form (templates/admin/memories/memory/search_form.html).
+        changelist.search_mode = self._search_mode(request)  # type: ignore[attr-defined]
+        changelist.search_modes = SEARCH_MODES  # type: ignore[attr-defined]
+        return changelist
+
+    @staticmethod
+    def _search_mode(request: HttpRequest) -> str:
+        return str(getattr(request, "memory_search_mode", "meaning"))
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet[Memory], search_term: str) -> Any:
+        if not search_term.strip() or self._search_mode(request) != "meaning":
+            return super().get_search_results(request, queryset, search_term)
+        try:
+            ranked = self._by_meaning(request, queryset, search_term)
+        except SearchUnavailable as error:
+            self.message_user(
+                request, f"Search by meaning is unavailable ({error}); searched by words.", messages.WARNING
+            )
+            return super().get_search_results(request, queryset, search_term)
+        rank = Case(*(When(pk=pk, then=Value(i)) for i, pk in enumerate(ranked)), output_field=IntegerField())
+        found = queryset.filter(pk__in=ranked).annotate(search_rank=rank)
+        # Best match first, unless the curator sorted by a column.
+        return (found if ORDER_VAR in request.GET else found.order_by("search_rank", "pk")), False
+
+    def _by_meaning(self, request: HttpRequest, queryset: QuerySet[Memory], query: str) -> list[Any]:
+        """The ids of the best matches among the organizations shown, best first."""
+        scored: list[tuple[float, Any]] = []
+        everything = MemoryFilters(status=list(Status.values), include_deleted=True, include_expired=True)
+        organizations = organizations_for(request).filter(pk__in=queryset.values("organization_id"))
+        for organization in organizations:
+            principal = principal_for_user(user=request.user, organization=organization)  # type: ignore[arg-type]
+            page = memory_search(principal, SearchParams(query=query, filters=everything, limit=MEANING_RESULTS))
+            scored.extend((hit.relevance or 0.0, hit.memory.pk) for hit in page.hits)
+        scored.sort(key=lambda pair: -pair[0])
+        return [pk for _, pk in scored[:MEANING_RESULTS]]
+
+    # --- one memory's page --------------------------------------------------------------------
+
     @admin.display(description="access count")
     def access_count(self, obj: Memory) -> str:
         return str(display_for_value(obj.access_count, self.get_empty_value_display()))
 
-    @admin.display(description="last accessed at")
+    @admin.display(description="last read")
     def last_accessed_at(self, obj: Memory) -> str:
         return str(display_for_value(obj.last_accessed_at, self.get_empty_value_display()))
 
-    @admin.display(boolean=True, description="deleted")
-    def is_deleted(self, obj: Memory) -> bool:
-        return obj.deleted_at is not None
+    @admin.display(description="freshness")
+    def freshness(self, obj: Memory) -> str:
+        value = obj.freshness
+        if value is None:
+            return "not computed yet (the daily decay run computes it)"
+        return (
+            f"{value:.2f}: 1 means in use today, 0.5 one half-life ({settings.DECAY_HALF_LIFE_DAYS:g} days) without a "
+            "read or a change; each doubling of its reads adds a half-life. Reviewed memories, rules, conventions "
+            "and decisions stay at 1. A signal for curators, never a ranking weight."
+        )
+
+    @admin.display(description="lineage")
+    def lineage(self, obj: Memory) -> str:
+        parts = []
+        if obj.superseded_by_id is not None:
+            url = reverse("admin:memories_memory_change", args=[obj.superseded_by_id])
+            parts.append(format_html('Replaced by <a href="{}">{}</a>.', url, obj.superseded_by))
+        replaced = list(obj.supersedes.order_by("-updated_at").values_list("pk", "title")[:20])
+        if replaced:
+            links = format_html_join(
+                ", ", '<a href="{}">{}</a>',
+                ((reverse("admin:memories_memory_change", args=[pk]), title) for pk, title in replaced),
+            )  # fmt: skip
+            parts.append(format_html("Replaces {}.", links))
+        return format_html_join(" ", "{}", ((part,) for part in parts)) if parts else "Replaces nothing; not replaced."
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         editable = EDITABLE_FIELDS if obj is not None else ["organization", *EDITABLE_FIELDS]
@@ -198,39 +325,95 @@ class MemoryAdmin(OrganizationScopedAdmin):
         for formset in formsets:
             formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
 
-    def _apply(
-        self, request: HttpRequest, queryset: QuerySet[Memory], label: str, action: Callable[..., Memory]
-    ) -> None:
-        done = 0
-        for memory in queryset.select_related("organization"):
-            try:
-                action(principal=_principal(request, memory), memory_id=memory.pk, reason="admin action")
-                done += 1
-            except DomainError as error:
-                self.message_user(request, f"{memory.title}: {error.message}", messages.ERROR)
-        if done:
-            self.message_user(request, f"{label} {done} memory(ies).", messages.SUCCESS)
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        memory = self.get_object(request, object_id)
+        if memory is not None:
+            can_decide = self.has_change_permission(request, memory)
+            extra_context = {
+                **(extra_context or {}),
+                "decisions": decisions_for(memory) if can_decide else [],
+                "status_since": status_since(memory),
+            }
+        return super().change_view(request, object_id, form_url, extra_context)
 
-    @admin.action(description="Verify selected memories")
-    def verify(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
-        self._apply(request, queryset, "Verified", services.memory_verify)
+    # --- decisions: the list's actions and the page's buttons, both through a reason page -------
 
-    @admin.action(description="Lock selected memories")
-    def lock(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
-        self._apply(request, queryset, "Locked", services.memory_lock)
+    def get_urls(self) -> list[URLPattern]:
+        def memory_view(view: Any, change: bool = False) -> Any:
+            def wrapped(request: HttpRequest, object_id: str, **kwargs: Any) -> HttpResponse:
+                memory = self.get_object(request, object_id)
+                allowed = self.has_change_permission if change else self.has_view_permission
+                if memory is None or not allowed(request, memory):
+                    return self._missing(request, object_id)
+                response: HttpResponse = view(request, memory, **kwargs)
+                return response
 
-    @admin.action(description="Unlock selected memories")
-    def unlock(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
-        self._apply(request, queryset, "Unlocked", services.memory_unlock)
+            return self.admin_site.admin_view(wrapped)
 
-    @admin.action(description="Deprecate selected memories")
-    def deprecate(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
-        self._apply(request, queryset, "Deprecated", services.memory_deprecate)
+        return [
+            path("<path:object_id>/decide/<str:name>/", memory_view(self._decide_one, change=True),
+                 name="memories_memory_decide"),
+            path("<path:object_id>/versions/compare/", memory_view(admin_history.compare),
+                 name="memories_memory_compare"),
+            path("<path:object_id>/versions/<str:number>/revert/", memory_view(admin_history.revert, change=True),
+                 name="memories_memory_revert"),
+            path("<path:object_id>/versions/<str:number>/", memory_view(admin_history.version_detail),
+                 name="memories_memory_version"),
+            *super().get_urls(),
+        ]  # fmt: skip
 
-    @admin.action(description="Soft-delete selected memories")
-    def soft_delete(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
-        self._apply(request, queryset, "Deleted", services.memory_delete)
+    def history_view(self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None) -> Any:
+        # The memory's own versions (full snapshots, who and why), not Django's log of admin edits.
+        memory = self.get_object(request, object_id)
+        if memory is None or not self.has_view_permission(request, memory):
+            return self._missing(request, object_id)
+        return admin_history.history(request, memory, can_revert=self.has_change_permission(request, memory))
 
-    @admin.action(description="Restore selected memories")
-    def restore(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
-        self._apply(request, queryset, "Restored", services.memory_restore)
+    def _missing(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """As Django answers for a memory that does not exist (or is not this person's to see)."""
+        response: HttpResponse = self._get_obj_does_not_exist_redirect(request, self.opts, object_id)  # type: ignore[attr-defined]
+        return response
+
+    def _decide_one(self, request: HttpRequest, memory: Memory, name: str) -> HttpResponse:
+        decision = DECISIONS.get(name)
+        if decision is None:
+            self.message_user(request, f"Unknown decision {name!r}.", messages.ERROR)
+            return HttpResponseRedirect(reverse("admin:memories_memory_change", args=[memory.pk]))
+        page = decide(request, [memory], decision)
+        if page is not None:
+            return page
+        return HttpResponseRedirect(reverse("admin:memories_memory_change", args=[memory.pk]))
+
+    def _bulk(self, request: HttpRequest, queryset: QuerySet[Memory], decision: Decision) -> TemplateResponse | None:
+        memories = list(queryset.select_related("organization")[:500])
+        return decide(request, memories, decision, action=f"{decision.name}_selected")
+
+    @admin.action(description="Verify selected memories…", permissions=["change"])
+    def verify_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> TemplateResponse | None:
+        return self._bulk(request, queryset, DECISIONS["verify"])
+
+    @admin.action(description="Lock selected memories…", permissions=["change"])
+    def lock_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> TemplateResponse | None:
+        return self._bulk(request, queryset, DECISIONS["lock"])
+
+    @admin.action(description="Unlock selected memories…", permissions=["change"])
+    def unlock_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> TemplateResponse | None:
+        return self._bulk(request, queryset, DECISIONS["unlock"])
+
+    @admin.action(description="Deprecate selected memories…", permissions=["change"])
+    def deprecate_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> TemplateResponse | None:
+        return self._bulk(request, queryset, DECISIONS["deprecate"])
+
+    @admin.action(description="Reactivate selected deprecated memories…", permissions=["change"])
+    def reactivate_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> TemplateResponse | None:
+        return self._bulk(request, queryset, DECISIONS["reactivate"])
+
+    @admin.action(description="Delete selected memories (kept, can be restored)…", permissions=["change"])
+    def delete_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> TemplateResponse | None:
+        return self._bulk(request, queryset, DECISIONS["delete"])
+
+    @admin.action(description="Restore selected deleted memories…", permissions=["change"])
+    def restore_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> TemplateResponse | None:
+        return self._bulk(request, queryset, DECISIONS["restore"])

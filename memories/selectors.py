@@ -291,6 +291,7 @@ def memory_status_report(principal: Principal) -> dict[str, Any]:
 
     from memories.embeddings import get_provider
     from memories.models import EmbeddingStatus
+    from memory_platform import heartbeat
 
     with connection.cursor() as cursor:
         cursor.execute(
@@ -302,12 +303,14 @@ def memory_status_report(principal: Principal) -> dict[str, Any]:
     by_type = dict(visible.values_list("memory_type").annotate(n=Count("id")).order_by())
     pending = visible.filter(embedding_status=EmbeddingStatus.PENDING).count()
     provider = get_provider()
+    worker = heartbeat.liveness()
     return {
-        "status": "ok" if pgvector_version and provider.state.value != "error" else "degraded",
+        "status": "ok" if pgvector_version and provider.state.value != "error" and worker["ok"] else "degraded",
         "organization": principal.organization.slug,
         "role": principal.role,
         "principal": principal.label,
         "database": {"ok": True, "version": server_version, "pgvector": pgvector_version},
         "embedding": {**provider.describe(), "pending_memories": pending},
+        "worker": worker,
         "memories": {"total": sum(by_status.values()), "by_status": by_status, "by_type": by_type},
     }

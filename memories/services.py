@@ -20,7 +20,8 @@ from memories.public import memory_values
 from memories.rules import check_can_write, check_mutable, check_scope, check_status_allowed
 from memories.search import memories_changed
 from memories.selectors import memory_get, memory_visible_queryset
-from memory_platform.exceptions import Conflict, ValidationError
+from memory_platform import reasons
+from memory_platform.exceptions import Conflict, NotFound, ValidationError
 from organizations.audit import audit_record
 from organizations.models import Repository, Role
 from organizations.principal import Principal
@@ -253,6 +254,23 @@ def record_memory_change(
 UPDATE_ATTEMPTS = 3
 
 
+def _embed_changes(memory: Memory, changes: Mapping[str, Any]) -> tuple[bool, Vector]:
+    """Whether the planned changes need a new embedding, and that embedding (computed unlocked)."""
+    if not {"title", "current_content"} & set(changes):
+        return False, None
+    return True, _embed(changes.get("title", memory.title), changes.get("current_content", memory.current_content))
+
+
+def _set_changes(principal: Principal, locked: Memory, changes: dict[str, Any], embeds: bool, vector: Vector) -> None:
+    """Set planned changes on the locked row, and its new embedding if the text changed."""
+    if changes.get("repository"):
+        changes["repository"] = repository_get_or_create(principal=principal, slug=changes["repository"])
+    for field, value in changes.items():
+        setattr(locked, field, value)
+    if embeds:
+        apply_embedding(locked, vector)
+
+
 def memory_update(*, principal: Principal, memory_id: MemoryId, data: Mapping[str, object], reason: str = "") -> Memory:
     """Partial update: only the given fields change. No change, no new version.
 
@@ -273,22 +291,12 @@ def memory_update(*, principal: Principal, memory_id: MemoryId, data: Mapping[st
         changes = planned_changes(principal, memory, data)
         if not changes:
             return memory
-        embeds = bool({"title", "current_content"} & set(changes))
-        vector = (
-            _embed(changes.get("title", memory.title), changes.get("current_content", memory.current_content))
-            if embeds
-            else None
-        )
+        embeds, vector = _embed_changes(memory, changes)
         with transaction.atomic():
             locked = _memory_for_write(principal, memory.pk)
             if locked.version != memory.version:
                 continue
-            if changes.get("repository"):
-                changes["repository"] = repository_get_or_create(principal=principal, slug=changes["repository"])
-            for field, value in changes.items():
-                setattr(locked, field, value)
-            if embeds:
-                apply_embedding(locked, vector)
+            _set_changes(principal, locked, changes, embeds, vector)
             change = "status" if set(changes) == {"status"} else "update"
             fields = sorted(changes)
             return _save_change(
@@ -384,3 +392,69 @@ def memory_invalidate(
     if memory.valid_until is None or memory.valid_until > now:
         memory.valid_until = now
     return _save_change(principal=principal, memory=memory, fields=fields, change="invalidate", reason=reason.strip())
+
+
+# --- reactivate and revert -----------------------------------------------------------------------
+
+
+@transaction.atomic
+def memory_reactivate(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
+    """A deprecated memory is in force again: back to the status it had before it was deprecated
+    (verified if it never had another), no longer superseded, no longer ended."""
+    principal.require(Role.CURATOR, "reactivating a deprecated memory")
+    memory = _memory_for_write(principal, memory_id)
+    if memory.status != Status.DEPRECATED:
+        raise Conflict(f"memory {memory.pk} is not deprecated (status '{memory.status}')")
+    memory.status = reactivated_status(memory)
+    fields = ["status"]
+    if memory.superseded_by_id is not None:
+        memory.superseded_by = None
+        fields.append("superseded_by")
+    if memory.valid_until is not None and memory.valid_until <= timezone.now():
+        memory.valid_until = None
+        fields.append("valid_until")
+    return _save_change(
+        principal=principal, memory=memory, fields=fields, change="reactivate", reason=reasons.reason(reason)
+    )
+
+
+def reactivated_status(memory: Memory) -> str:
+    """The status a deprecated memory goes back to: its last one before deprecation, else verified."""
+    versions = MemoryVersion.objects.filter(memory=memory).order_by("-version")
+    statuses = versions.values_list("snapshot__status", flat=True)
+    previous = next((status for status in statuses if status != Status.DEPRECATED), None)
+    return previous if previous in Status.values else Status.VERIFIED
+
+
+def memory_revert(*, principal: Principal, memory_id: MemoryId, version: object, reason: str = "") -> Memory:
+    """Make the memory read as it did at ``version``, by writing a new version: history is never
+    rewritten, and the revert itself can be reverted. No difference, no new version."""
+    principal.require(Role.CURATOR, "reverting a memory to an earlier version")
+    reason = reasons.reason(reason)
+    number = validation.version_number(version)
+    memory = _memory_for_write(principal, memory_id, lock=False)
+    snapshot = MemoryVersion.objects.filter(memory=memory, version=number).values_list("snapshot", flat=True).first()
+    if snapshot is None:
+        raise NotFound(f"memory {memory.pk} has no version {number} (it is at version {memory.version})")
+    if snapshot.get("scope_type") == ScopeType.USER and memory.scope_type != ScopeType.USER:
+        raise ValidationError(
+            f"version {number} was a personal memory; make it personal again by editing its scope",
+            details={"field": "version"},
+        )
+    changes = planned_changes(principal, memory, {k: snapshot[k] for k in WRITABLE_FIELDS if k in snapshot})
+    superseded_by = snapshot.get("superseded_by")
+    embeds, vector = _embed_changes(memory, changes)
+    with transaction.atomic():
+        locked = _memory_for_write(principal, memory.pk)
+        if locked.version != memory.version:
+            raise Conflict(f"memory {memory.pk} changed while it was being reverted; look at it again and retry")
+        _set_changes(principal, locked, changes, embeds, vector)
+        if str(locked.superseded_by_id or "") != (superseded_by or ""):
+            locked.superseded_by_id = uuid.UUID(superseded_by) if superseded_by else None
+            changes["superseded_by"] = locked.superseded_by_id
+        if not changes:
+            return locked
+        why = f"back to version {number}" + (f": {reason}" if reason else "")
+        return _save_change(
+            principal=principal, memory=locked, fields=sorted(changes), change="revert", reason=why, embedded=embeds
+        )

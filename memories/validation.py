@@ -107,14 +107,34 @@ def title(value: object) -> str:
 
 
 _MARKUP = re.compile(r"^[\s#>*\-`_]+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s+\S)")
+# Words a period follows without ending the sentence ("e.g. feat/PAY-12", "vs. MySQL").
+_ABBREVIATIONS = frozenset(
+    {"e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "excl", "esp", "resp", "no", "nr", "fig", "al", "mr", "mrs",
+     "ms", "dr", "prof", "st", "jr", "sr", "min", "max", "ca"}
+)  # fmt: skip
+
+
+def first_sentence(line: str) -> str:
+    """The line up to the end of its first sentence: a ., ! or ? before the next word, unless the
+    period closes an abbreviation or an initial, or the next word goes on in lower case."""
+    for end in _SENTENCE_END.finditer(line):
+        before = line[: end.start()].split()
+        word = before[-1].lower().lstrip("(\"'") if before else ""
+        following = line[end.end() :].lstrip()[:1]
+        if end.group().startswith(".") and (word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())):
+            continue
+        if following.islower():
+            continue
+        return line[: end.end()]
+    return line
 
 
 def derive_title(text: str) -> str:
     """A short title from content: its first sentence, at most twelve words."""
     first_line = next((line for line in text.splitlines() if line.strip()), text)
     first_line = _MARKUP.sub("", first_line).strip()
-    sentence = _SENTENCE_END.split(first_line, maxsplit=1)[0].strip()
+    sentence = first_sentence(first_line).strip()
     words = sentence.split()
     truncated = len(words) > TITLE_MAX_WORDS
     derived = " ".join(words[:TITLE_MAX_WORDS]) + "…" if truncated else " ".join(words).rstrip(".")
@@ -221,3 +241,12 @@ def repository_slug(value: Any) -> str | None:
     if not isinstance(value, str):
         raise ValidationError("repository must be a repository slug (text)", details={"field": "repository"})
     return str(without_nul(value, "repository")).strip()
+
+
+def version_number(value: object) -> int:
+    """A version of a memory: a whole number from 1."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValidationError("version must be a whole number from 1", details={"field": "version"})
+    return value

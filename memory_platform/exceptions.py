@@ -48,3 +48,16 @@ class SearchUnavailable(DomainError):
     """A search mode cannot run right now (the embedding provider is down): retry shortly."""
 
     code = "unavailable"
+
+
+# How long a client should wait before retrying when the database does not answer.
+DATABASE_RETRY_AFTER_SECONDS = 5
+DATABASE_UNAVAILABLE = "the database is unavailable right now; nothing was changed. Retry in a few seconds."
+
+
+def database_unavailable(error: BaseException) -> bool:
+    """Whether ``error`` means the database cannot be reached (down, restarting, the pool exhausted),
+    as opposed to a query it refused."""
+    from django.db import InterfaceError, OperationalError
+
+    return isinstance(error, OperationalError | InterfaceError)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 import warnings
+from datetime import timedelta
 from pathlib import Path
 
 from memory_platform.embedded_db import EmbeddedServer
@@ -37,14 +38,53 @@ DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
+# Behind a TLS-terminating proxy (production): trust its X-Forwarded-Proto, mark cookies secure,
+# send HSTS and redirect plain HTTP. Off by default, so `make run` on http://127.0.0.1 works.
+HTTPS = env_bool("HTTPS", False)
+if HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+    if not SECURE_HSTS_PRELOAD:
+        # Preloading commits the domain and its subdomains to HTTPS in browsers for good: the
+        # owner of the domain opts in (SECURE_HSTS_PRELOAD=1); not doing so is not a warning.
+        SILENCED_SYSTEM_CHECKS = ["security.W021"]
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# Every page's Content-Security-Policy (django-csp): scripts and styles from this server only (no
+# inline script anywhere, the API docs included), no frames, forms posting back here.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        # The admin and Swagger UI set style attributes.
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    }
+}
+
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # Django's admin on the curators' site (curation/site.py).
+    "curation.admin_config.CuratorAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.postgres",
+    "django.contrib.humanize",
+    "axes",
+    "csp",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -54,6 +94,7 @@ INSTALLED_APPS = [
     "knowledge",
     "instructions",
     "lifecycle",
+    "curation",
     "mcp_api",
     "rest_api",
 ]
@@ -67,6 +108,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last: it answers a locked-out login (see LOGIN_FAILURE_LIMIT).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "memory_platform.urls"
@@ -97,11 +141,15 @@ else:
 # Connections come from a pool (psycopg_pool): under ASGI every request runs in a thread of its
 # own, so Django's per-thread persistent connections would mean a new PostgreSQL backend per request.
 DATABASE_POOL_MAX = env_int("DATABASE_POOL_MAX", 10)  # 0 turns the pool off (one connection per thread)
+# How long a request waits for a database connection before it answers 503 (database down,
+# restarting, or every pooled connection busy): short, so clients learn at once and retry.
+DATABASE_CONNECT_TIMEOUT = env_int("DATABASE_CONNECT_TIMEOUT", 3)
+DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", DATABASE_CONNECT_TIMEOUT)
 if DATABASE_POOL_MAX > 0:
-    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+    DATABASES["default"]["OPTIONS"]["pool"] = {
         "min_size": 1,
         "max_size": DATABASE_POOL_MAX,
-        "timeout": 10,
+        "timeout": DATABASE_CONNECT_TIMEOUT,
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     # Django's pool checks each connection before handing it out when health checks are on.
@@ -121,6 +169,15 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 AUTH_USER_MODEL = "organizations.User"
+# Logins (the admin's and the browsable API's) go through django-axes first: after
+# LOGIN_FAILURE_LIMIT wrong passwords for one username from one address, that pair is refused
+# (HTTP 429) for LOGIN_LOCKOUT_MINUTES, the right password included; a success resets the count.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -168,6 +225,9 @@ EMBEDDING_API_KEY = env_str("EMBEDDING_API_KEY")
 # The vector column holds 384 dimensions; an HTTP model must produce (or be asked for) that size.
 EMBEDDING_DIMENSIONS = 384
 EMBEDDING_TIMEOUT = float(env_int("EMBEDDING_TIMEOUT", 30))
+# After a failed call to an HTTP embedding endpoint, calls fail at once for this long (writes go to
+# pending, search to keywords), then one call probes it (memories/embeddings/http.py).
+EMBEDDING_RETRY_SECONDS = float(env_int("EMBEDDING_RETRY_SECONDS", 30))
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0)
 
 # Search. Weights of the two rankings in reciprocal-rank fusion, how many candidates each
@@ -209,7 +269,15 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+# The worker's sign of life (memory_platform/heartbeat.py): beat sends it, the worker records it.
+HEARTBEAT_INTERVAL_SECONDS = env_int("HEARTBEAT_INTERVAL_SECONDS", 30)
+HEARTBEAT_STALE_SECONDS = env_int("HEARTBEAT_STALE_SECONDS", 120)
 CELERY_BEAT_SCHEDULE: dict[str, object] = {
+    "worker-heartbeat": {
+        "task": "memory_platform.tasks.worker_heartbeat",
+        "schedule": float(HEARTBEAT_INTERVAL_SECONDS),
+        "options": {"expires": float(HEARTBEAT_INTERVAL_SECONDS)},
+    },
     # Embeds whatever was stored while the provider was down and whose own backfill gave up. A sweep
     # that waited in the queue past the next one is dropped (a stopped worker must not pile them up).
     "memory-embed-pending": {
@@ -257,6 +325,8 @@ DECAY_STALE_PER_RUN = env_int("DECAY_STALE_PER_RUN", 200)
 # against DNS rebinding. Agents that are not browsers send no Origin and are unaffected.
 MCP_ALLOWED_ORIGINS = env_list("MCP_ALLOWED_ORIGINS", [])
 MCP_MAX_BODY_BYTES = env_int("MCP_MAX_BODY_BYTES", 1_000_000)
+# Every interface reads JSON through memory_platform/json_input.py: no deeper than this, valid Unicode.
+JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 32)
 MCP_SEARCH_DEFAULT_LIMIT = env_int("MCP_SEARCH_DEFAULT_LIMIT", 50)
 # django-mcp-server would add a tool of its own that returns the instructions; ours carry none.
 DJANGO_MCP_GET_SERVER_INSTRUCTIONS_TOOL = False
@@ -270,8 +340,8 @@ REST_FRAMEWORK = {
         "rest_api.auth.SessionPrincipalAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_api.auth.HasPrincipal"],
-    "DEFAULT_THROTTLE_CLASSES": ["rest_api.throttling.PrincipalRateThrottle"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_THROTTLE_CLASSES": ["memory_platform.throttling.PrincipalRateThrottle"],
+    "DEFAULT_PARSER_CLASSES": ["rest_api.parsers.CheckedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",

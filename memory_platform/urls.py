@@ -1,10 +1,10 @@
 from typing import Any
 
 from django.contrib import admin
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import include, path
 from django.views import defaults
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from mcp_api.views import mcp_endpoint
 from memory_platform.views import healthz
@@ -22,7 +22,8 @@ urlpatterns = [
     # Log in and out of the browsable API (any member, not only admin staff).
     path("api/auth/", include("rest_framework.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # The split view serves Swagger UI's start-up script as a file: no inline script, for the CSP.
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
 ]
 
 API_PREFIXES = ("/api/", "/mcp")
@@ -41,6 +42,10 @@ def handler400(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 
 def handler500(request: HttpRequest, *args: Any) -> HttpResponse:
+    if request.path.startswith("/mcp"):
+        # JSON-RPC's shape, as every other answer of /mcp.
+        error = {"code": -32603, "message": "the server failed on this request; it has been logged"}
+        return JsonResponse({"jsonrpc": "2.0", "id": None, "error": error}, status=500)
     if request.path.startswith(API_PREFIXES):
         return json_server_error(request)
     return defaults.server_error(request)

@@ -5,10 +5,15 @@ from django.db.utils import DatabaseError
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_safe
 
+from memories.models import Memory
+from memory_platform import heartbeat
+
 
 @require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Liveness and readiness: the database answers and has pgvector."""
+    """The database answers and has pgvector (else 503), and the background worker is alive with
+    how many memories wait for an embedding (a dead worker makes the status "degraded", still 200:
+    the web process serves, and pulling it out of a load balancer would not bring the worker back)."""
     try:
         with connection.cursor() as cursor:
             cursor.execute(
@@ -21,9 +26,11 @@ def healthz(request: HttpRequest) -> JsonResponse:
             {"status": "error", "database": {"ok": False, "error": str(exc).strip()}, "pgvector": {"ok": False}},
             status=503,
         )
+    worker = {**heartbeat.liveness(), "pending_embeddings": Memory.objects.filter(embedding_status="pending").count()}
     body = {
-        "status": "ok" if pgvector_version else "degraded",
+        "status": "ok" if pgvector_version and worker["ok"] else "degraded",
         "database": {"ok": True, "version": server_version},
         "pgvector": {"ok": bool(pgvector_version), "version": pgvector_version},
+        "worker": worker,
     }
     return JsonResponse(body, status=200 if pgvector_version else 503)

@@ -4,6 +4,10 @@ It is a real `celery worker -B` in a child process using the same Python, so a l
 same background work as production (where worker and beat are separate services). The child must
 never outlive the server: it is stopped when serve exits, and on Linux the kernel sends it SIGTERM
 if serve dies without getting the chance.
+
+It is supervised: if it exits while serve runs (killed, crashed, out of memory), it is started
+again after 1 s, then 2, 4… up to a minute while it keeps failing (the wait resets once it has run
+a minute), each restart logged. Its heartbeat (memory_platform/heartbeat.py) says it is alive.
 """
 
 from __future__ import annotations
@@ -11,10 +15,13 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import logging
 import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -22,6 +29,12 @@ from types import TracebackType
 from django.conf import settings
 
 _PR_SET_PDEATHSIG = 1
+RESTART_FIRST_WAIT = 1.0
+RESTART_MAX_WAIT = 60.0
+# A worker that ran this long before exiting was healthy: the next restart waits the first wait again.
+HEALTHY_AFTER = 60.0
+
+logger = logging.getLogger("memory_platform.worker")
 
 
 class BackgroundWorker:
@@ -30,6 +43,9 @@ class BackgroundWorker:
         self.schedule_file = schedule_file
         self.env = dict(os.environ if env is None else env)
         self._process: subprocess.Popen[bytes] | None = None
+        self._stopping = threading.Event()
+        self._supervisor: threading.Thread | None = None
+        self.restarts = 0
 
     def command(self) -> list[str]:
         return [
@@ -63,9 +79,16 @@ class BackgroundWorker:
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
-    def start(self) -> None:
+    def start(self, *, supervise: bool = True) -> None:
         if self.running():
             return
+        self._stopping.clear()
+        self._spawn()
+        if supervise and self._supervisor is None:
+            self._supervisor = threading.Thread(target=self._supervise, name="worker-supervisor", daemon=True)
+            self._supervisor.start()
+
+    def _spawn(self) -> None:
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self.schedule_file.parent.mkdir(parents=True, exist_ok=True)
         env = {**self.env, "PYTHONUNBUFFERED": "1"}
@@ -82,9 +105,36 @@ class BackgroundWorker:
                 start_new_session=True,
                 preexec_fn=_die_with_parent(),  # noqa: PLW1509 - only calls prctl
             )
+        self._started_at = time.monotonic()
+
+    def _supervise(self) -> None:
+        wait = RESTART_FIRST_WAIT
+        while not self._stopping.wait(0.5):
+            process = self._process
+            if process is None or process.poll() is None:
+                continue
+            if time.monotonic() - self._started_at >= HEALTHY_AFTER:
+                wait = RESTART_FIRST_WAIT
+            logger.warning(
+                "the worker (pid %s) exited with status %s; starting it again in %.0f s",
+                process.pid,
+                process.returncode,
+                wait,
+            )
+            _kill_group(process.pid)  # its beat process, if it outlived it
+            if self._stopping.wait(wait):
+                return
+            self._spawn()
+            self.restarts += 1
+            logger.warning("the worker is running again (pid %s, restart %d)", self.pid, self.restarts)
+            wait = min(wait * 2, RESTART_MAX_WAIT)
 
     def stop(self, timeout: float = 20.0) -> int | None:
         """Stop the worker: a warm shutdown (the running task finishes), then a kill after ``timeout``."""
+        self._stopping.set()
+        if self._supervisor is not None:
+            self._supervisor.join()
+            self._supervisor = None
         process = self._process
         if process is None:
             return None

@@ -8,16 +8,17 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from memory_platform.exceptions import DomainError
+from organizations.admin_audit import AuditEventAdmin
+from organizations.admin_members import MembershipAdmin, MembershipsOfUserInline, MembersOfOrganizationInline
 from organizations.admin_scoping import OrganizationScopedAdmin, organizations_for
 from organizations.models import ApiToken, AuditEvent, Membership, Organization, Repository, Role, User
 from organizations.selectors import principal_for_user
 from organizations.services import token_revoke
 
-admin.site.site_header = "Memory Platform"
-admin.site.site_title = "Memory Platform"
-admin.site.index_title = "Curate your organization's memory"
 
-admin.site.register(User, UserAdmin)
+@admin.register(User)
+class PlatformUserAdmin(UserAdmin):
+    inlines = [MembershipsOfUserInline]
 
 
 class RepositoryInline(admin.TabularInline):
@@ -27,18 +28,12 @@ class RepositoryInline(admin.TabularInline):
     readonly_fields = ["created_at"]
 
 
-class MembershipInline(admin.TabularInline):
-    model = Membership
-    extra = 0
-    autocomplete_fields = ["user"]
-
-
 @admin.register(Organization)
 class OrganizationAdmin(OrganizationScopedAdmin):
     organization_path = "pk"
     list_display = ["slug", "name", "created_at"]
     search_fields = ["slug", "name"]
-    inlines = [RepositoryInline, MembershipInline]
+    inlines = [RepositoryInline, MembersOfOrganizationInline]
     change_role = Role.ADMIN
 
     def _organization_of(self, obj: Any) -> Organization:
@@ -63,14 +58,7 @@ class RepositoryAdmin(OrganizationScopedAdmin):
     search_fields = ["slug", "name"]
 
 
-@admin.register(Membership)
-class MembershipAdmin(OrganizationScopedAdmin):
-    list_display = ["user", "organization", "role", "created_at"]
-    list_filter = ["organization", "role"]
-    search_fields = ["user__username"]
-    autocomplete_fields = ["user"]
-    change_role = Role.ADMIN
-    add_role = Role.ADMIN
+admin.site.register(Membership, MembershipAdmin)
 
 
 @admin.register(ApiToken)
@@ -123,16 +111,4 @@ class ApiTokenAdmin(OrganizationScopedAdmin):
             self.message_user(request, f"Revoked {revoked} token(s).", messages.SUCCESS)
 
 
-@admin.register(AuditEvent)
-class AuditEventAdmin(OrganizationScopedAdmin):
-    list_display = ["created_at", "organization", "action", "target_type", "target_id", "actor"]
-    list_filter = ["organization", "action", "target_type"]
-    search_fields = ["target_id", "actor", "reason"]
-    date_hierarchy = "created_at"
-    view_role = Role.CURATOR
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
+admin.site.register(AuditEvent, AuditEventAdmin)

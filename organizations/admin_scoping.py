@@ -28,6 +28,15 @@ def organizations_for(request: HttpRequest, minimum_role: str = Role.READER) -> 
     return Organization.objects.filter(pk__in=org_ids)
 
 
+def organization_ids_for(request: HttpRequest, minimum_role: str) -> frozenset[int]:
+    """The ids of ``organizations_for``, read once per request and role: every admin page asks
+    for each model whether the person may see, add and change it, and the answer is the same."""
+    cache: dict[str, frozenset[int]] = request.__dict__.setdefault("_organization_ids_by_role", {})
+    if minimum_role not in cache:
+        cache[minimum_role] = frozenset(organizations_for(request, minimum_role).values_list("pk", flat=True))
+    return cache[minimum_role]
+
+
 class OrganizationScopedAdmin(admin.ModelAdmin):
     """Base for every model that belongs to an organization."""
 
@@ -49,10 +58,10 @@ class OrganizationScopedAdmin(admin.ModelAdmin):
             return True
         if not request.user.is_staff:
             return False
-        organizations = organizations_for(request, role)
+        allowed = organization_ids_for(request, role)
         if obj is None:
-            return organizations.exists()
-        return organizations.filter(pk=self._organization_of(obj).pk).exists()
+            return bool(allowed)
+        return self._organization_of(obj).pk in allowed
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         queryset = super().get_queryset(request)

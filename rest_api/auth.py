@@ -63,9 +63,8 @@ class SessionPrincipalAuthentication(authentication.SessionAuthentication):
         if slug:
             organization = organization_by_slug(slug)
             if organization is None:
-                raise exceptions.AuthenticationFailed(
-                    f"organization '{slug}' (the {ORGANIZATION_HEADER} header) not found"
-                )
+                # Said exactly as for an organization that exists but is not this person's.
+                raise exceptions.AuthenticationFailed(f"organization '{slug}' not found")
         else:
             organizations = organizations_of_user(user, limit=2)
             if len(organizations) != 1:

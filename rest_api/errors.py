@@ -49,7 +49,7 @@ ERROR_STATUSES = {
     422: "Well-formed but breaks a rule (e.g. a repository memory without a repository, a stale cursor).",
     429: "Too many requests: wait Retry-After seconds.",
     500: "The server failed; the failure was logged.",
-    503: "Search is briefly unavailable: retry after Retry-After seconds.",
+    503: "Search or the database is briefly unavailable: retry after Retry-After seconds.",
 }
 
 
@@ -113,6 +113,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
             headers["Retry-After"] = str(max(1, math.ceil(exc.wait)))
             body = error_body("throttled", f"too many requests; retry in {headers['Retry-After']} s", None)
+    elif domain.database_unavailable(exc):
+        logger.warning("database unavailable: %s", str(exc).strip().splitlines()[0] if str(exc).strip() else exc)
+        status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+        headers["Retry-After"] = str(domain.DATABASE_RETRY_AFTER_SECONDS)
+        body = error_body("database_unavailable", domain.DATABASE_UNAVAILABLE, None)
     elif isinstance(exc, DataError):
         # A value the database cannot store that no check caught (e.g. a NUL character): the
         # transaction rolled back, nothing was written.

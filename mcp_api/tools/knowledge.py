@@ -95,9 +95,11 @@ def kg_assert(
     "kg-query",
     title="Query facts",
     description=(
-        "Facts about a subject: those true now, those true at `as_of` (ISO 8601), or with `include_history` every "
-        "record including replaced and invalidated ones. Returns {subject, triples: [{subject, predicate, object, "
-        "valid_from, valid_to, recorded_at, confidence, provenance, ...}]}."
+        "Facts about a subject: those true now, those true at `as_of` (ISO 8601), or with `include_history` the "
+        "timeline (each value once, with the period it held: valid_from to valid_to, null while it still holds). "
+        "`include_records` returns every stored record, replaced and corrected ones too (an audit). "
+        "Returns {subject, triples: [{subject, predicate, object, valid_from, valid_to, recorded_at, confidence, "
+        "provenance, ...}]}."
     ),
     read_only=True,
 )
@@ -108,11 +110,17 @@ def kg_query(
     predicate: Annotated[str | None, Field(description="Only this relation.")] = None,
     object: Annotated[str | None, Field(description="Only facts with this object.")] = None,
     as_of: Annotated[str | None, Field(description="ISO 8601 time: facts true at that moment.")] = None,
-    include_history: Annotated[bool, Field(description="Every record, oldest first.")] = False,
+    include_history: Annotated[
+        bool, Field(description="The timeline: each value once with the period it held, oldest first.")
+    ] = False,
+    include_records: Annotated[
+        bool, Field(description="Every stored record, replaced and corrected ones too (bi-temporal audit).")
+    ] = False,
 ) -> dict[str, Any]:
     entity, triples = selectors.triple_query(
-        principal, subject=subject, predicate=predicate, object=object, as_of=as_of, include_history=include_history
-    )
+        principal, subject=subject, predicate=predicate, object=object, as_of=as_of,
+        include_history=include_history, include_records=include_records,
+    )  # fmt: skip
     return {"subject": entity.name if entity else subject, "triples": [triple_payload(t) for t in triples]}
 
 

@@ -42,6 +42,11 @@ def _search_output(page: SearchPage, *, with_content: bool = True) -> ToolOutput
     return ToolOutput(blocks=blocks)
 
 
+def _checked_limit(limit: int) -> int:
+    check_limit(limit, MAX_RESULTS)
+    return limit
+
+
 def _search(
     principal: Principal,
     *,
@@ -57,7 +62,7 @@ def _search(
         query=query or "",
         mode=mode,
         filters=filters,
-        limit=limit or settings.MCP_SEARCH_DEFAULT_LIMIT,
+        limit=settings.MCP_SEARCH_DEFAULT_LIMIT if limit is None else _checked_limit(limit),
         cursor=cursor,
         **{name: value for name, value in weights.items() if value is not None},
     )

@@ -1,12 +1,23 @@
-"""Any OpenAI-compatible ``/v1/embeddings`` endpoint: OpenAI, Ollama, vLLM, TEI, LiteLLM…"""
+"""Any OpenAI-compatible ``/v1/embeddings`` endpoint: OpenAI, Ollama, vLLM, TEI, LiteLLM…
+
+A circuit breaker stands in front of the endpoint: once a call fails (refused, timed out, an error
+answer), calls fail at once for ``EMBEDDING_RETRY_SECONDS`` instead of each waiting the full
+timeout, so writes store their memory as pending and hybrid search answers from keywords without
+delay; then one call probes the endpoint (the others still fail fast) and closes the circuit if it
+answers.
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
+
+from django.conf import settings
 
 from memories.embeddings.base import EmbeddingError, EmbeddingProvider, ModelState
 
@@ -28,12 +39,37 @@ class OpenAICompatibleProvider(EmbeddingProvider):
         self.dimensions = dimensions
         self._api_key = api_key
         self._timeout = timeout
+        self._breaker = threading.Lock()
+        self._open_until = 0.0  # monotonic time before which calls fail at once
+        self._last_failure = ""
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), MAX_INPUTS_PER_REQUEST):
-            vectors.extend(self._request(list(texts[start : start + MAX_INPUTS_PER_REQUEST])))
+        self._pass_breaker()
+        try:
+            vectors: list[list[float]] = []
+            for start in range(0, len(texts), MAX_INPUTS_PER_REQUEST):
+                vectors.extend(self._request(list(texts[start : start + MAX_INPUTS_PER_REQUEST])))
+        except EmbeddingError as error:
+            with self._breaker:
+                self._open_until = time.monotonic() + settings.EMBEDDING_RETRY_SECONDS
+                self._last_failure = str(error)
+            raise
+        with self._breaker:
+            self._open_until = 0.0
         return vectors
+
+    def _pass_breaker(self) -> None:
+        """Fail at once while the circuit is open; after it, let one caller through to probe."""
+        with self._breaker:
+            now = time.monotonic()
+            if now < self._open_until:
+                raise EmbeddingError(
+                    f"the embedding endpoint failed recently ({self._last_failure}); "
+                    f"it is tried again in {self._open_until - now:.0f} s"
+                )
+            if self._open_until:
+                # This caller probes; the others fail fast until it knows (at most one timeout).
+                self._open_until = now + self._timeout
 
     def _request(self, texts: list[str]) -> list[list[float]]:
         body: dict[str, object] = {"model": self.name, "input": texts, "encoding_format": "float"}

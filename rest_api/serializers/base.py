@@ -29,7 +29,7 @@ def _json_type_error(field: serializers.Field, value: Any) -> str | None:
     elif isinstance(field, serializers.CharField | serializers.ChoiceField | serializers.UUIDField):
         expected = None if isinstance(value, str) else "a string"
         if expected is None:
-            return _length_error(field, value)
+            return _length_error(field, value) or _choice_error(field, value)
     elif isinstance(field, serializers.DateTimeField):
         expected = None if isinstance(value, str) else "an ISO 8601 date-time string"
     elif isinstance(field, serializers.ListField):
@@ -43,6 +43,15 @@ def _json_type_error(field: serializers.Field, value: Any) -> str | None:
         # CharFields refuse NUL already; PostgreSQL cannot store it in jsonb either, nor compare with it.
         return "must not contain NUL characters (\\u0000) in keys or values"
     return None if expected is None else f"must be {expected}, not {json.dumps(value)[:50]}"
+
+
+def _choice_error(field: serializers.Field, value: str) -> str | None:
+    """A value outside a choice field's choices, answered with the choices (DRF names none)."""
+    if not isinstance(field, serializers.ChoiceField) or value in field.choices:
+        return None
+    if value == "" and field.allow_blank:
+        return None
+    return f"{json.dumps(value)[:50]} is not one of: {', '.join(str(choice) for choice in field.choices)}"
 
 
 def _length_error(field: serializers.Field, value: str) -> str | None:
@@ -79,7 +88,9 @@ class StrictSerializer(serializers.Serializer):
                     single = field.child if isinstance(field, serializers.ListField) else field
                     if "" in values and not getattr(field, "allow_blank", False):
                         errors[name] = ["is empty; give a value or leave the parameter out"]
-                    elif problems := [p for v in values if (p := _length_error(single, v)) is not None]:
+                    elif problems := [
+                        p for v in values if (p := _length_error(single, v) or _choice_error(single, v)) is not None
+                    ]:
                         errors[name] = problems[:1]
                 else:
                     problem = _json_type_error(field, data[name])

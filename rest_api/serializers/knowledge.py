@@ -65,7 +65,12 @@ class TripleQuerySerializer(StrictSerializer):
     predicate = serializers.CharField(required=False, max_length=100)
     object = serializers.CharField(required=False, max_length=200)
     as_of = serializers.DateTimeField(required=False, help_text="Facts true at this time (default now).")
-    history = serializers.BooleanField(required=False, default=False, help_text="Every record, oldest first.")
+    history = serializers.BooleanField(
+        required=False, default=False, help_text="The timeline: each value once with the period it held, oldest first."
+    )
+    records = serializers.BooleanField(
+        required=False, default=False, help_text="Every stored record, replaced and corrected ones too (an audit)."
+    )
 
 
 class TripleSerializer(serializers.Serializer):

@@ -84,6 +84,11 @@ class ReasonSerializer(StrictSerializer):
     reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, help_text="Kept in the history.")
 
 
+class RevertSerializer(StrictSerializer):
+    version = serializers.IntegerField(min_value=1, help_text="The version to go back to (see the history).")
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, help_text="Kept in the history.")
+
+
 class InvalidateSerializer(StrictSerializer):
     reason = serializers.CharField(max_length=2000, help_text="Why the memory is no longer true.")
     superseded_by = serializers.UUIDField(required=False, allow_null=True, help_text="The memory that replaces it.")

@@ -65,5 +65,8 @@ class StatusSerializer(serializers.Serializer):
     principal = serializers.CharField()
     database = serializers.DictField()
     embedding = serializers.DictField()
+    worker = serializers.DictField(
+        help_text="The background worker's heartbeat: ok, when it last beat, seconds ago, and the problem if any."
+    )
     memories = serializers.DictField()
     lifecycle = serializers.DictField(help_text="Open proposals by kind, and the last run of each lifecycle worker.")

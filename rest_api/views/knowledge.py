@@ -63,8 +63,9 @@ class TripleListView(ApiView):
         operation_id="triples_query",
         summary="Facts about a subject",
         description=(
-            "Facts true now, true at `as_of`, or with `history=true` every record including replaced and "
-            "invalidated ones. An unknown subject has no facts (an empty list, not a 404)."
+            "Facts true now, true at `as_of`, with `history=true` the timeline (each value once with the period it "
+            "held), or with `records=true` every stored record, replaced and corrected ones too. An unknown subject "
+            "has no facts (an empty list, not a 404)."
         ),
         parameters=[s.TripleQuerySerializer],
         responses={200: s.TripleListSerializer},
@@ -78,6 +79,7 @@ class TripleListView(ApiView):
             object=query.get("object"),
             as_of=query.get("as_of"),
             include_history=query["history"],
+            include_records=query["records"],
         )
         return Response(
             {

@@ -100,6 +100,36 @@ MemoryDeprecateView = _action_view(
 MemoryRestoreView = _action_view(
     "restore", services.memory_restore, "Restore a deleted memory", "Undo a soft delete (curator role)."
 )
+MemoryReactivateView = _action_view(
+    "reactivate",
+    services.memory_reactivate,
+    "Reactivate a deprecated memory",
+    "It goes back to the status it had before it was deprecated (verified if none), is no longer superseded "
+    "and no longer ended (curator role).",
+)
+
+
+class MemoryRevertView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_revert",
+        summary="Revert a memory to an earlier version",
+        description=(
+            "The memory reads as it did at that version again (text, type, scope, status, tags, importance, "
+            "metadata, validity, supersession), written as a new version: history is never rewritten, and the "
+            "revert can itself be reverted. Nothing differs: no new version (curator role)."
+        ),
+        parameters=[MemoryIdParameter],
+        request=s.RevertSerializer,
+        responses={200: s.MemorySerializer},
+        examples=[OpenApiExample("Back to version 2", value={"version": 2, "reason": "the edit lost the example"})],
+    )
+    def post(self, request: Request, memory_id: str) -> Response:
+        data = self.body(s.RevertSerializer)
+        memory = services.memory_revert(
+            principal=self.principal, memory_id=memory_id, version=data["version"], reason=data.get("reason", "")
+        )
+        return Response(memory_data(memory))
 
 
 class MemoryInvalidateView(ApiView):

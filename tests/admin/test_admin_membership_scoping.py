@@ -35,7 +35,7 @@ def test_an_admin_cannot_add_members_to_another_organization(
     form = client.get(reverse(ADD)).context["adminform"].form
     assert [str(o) for o in form.fields["organization"].queryset] == ["acme"]
     response = client.post(
-        reverse(ADD), {"user": str(newcomer.pk), "organization": str(globex.organization.pk), "role": "admin"}
+        reverse(ADD), {"username": "newcomer", "organization": str(globex.organization.pk), "role": "admin"}
     )
 
     assert response.status_code == 200

@@ -70,7 +70,11 @@ def test_the_admin_history_names_the_memory_by_its_new_title(
     ]
     history = curator_client.get(reverse("admin:memories_memory_history", args=[memory.pk]))
     assert history.status_code == 200
-    assert [entry.object_repr for entry in history.context["action_list"]] == ["New title"]
+    assert history.context["title"] == "History of “New title”"
+    assert [(v.version, v.change, v.snapshot["title"]) for v in history.context["versions"]] == [
+        (2, "update", "New title"),
+        (1, "create", "Old title"),
+    ]
 
 
 def test_saving_without_changes_writes_no_version(make_memory: MemoryFactory, curator_client: Client) -> None:

@@ -39,12 +39,13 @@ def test_a_curator_searches_the_memory_list_and_reads_a_memorys_versions(
     browser.screenshot("memory list")
 
     browser.fill("#searchbar", "hotfixes")
+    browser.select("#search-mode", "words")
     browser.click("#changelist-search [type=submit]")
-    titles = [link.text for link in browser.find_all("#result_list tbody th a")]
+    titles = [title.text for title in browser.find_all("#result_list tbody .memory-title")]
     assert titles == ["Release freeze on Fridays"]
-    browser.screenshot("memory list searched")
+    browser.screenshot("memory list searched by words")
 
-    browser.follow("Release freeze on Fridays")
+    browser.click("#result_list tbody .memory-title")
     assert browser.path.startswith(f"/admin/memories/memory/{rule.pk}/change/")
     assert "hotfixes need two approvals" in (browser.find("#id_current_content").get_attribute("value") or "")
     # Both versions are listed on the memory's page, the newest with the reason it was written for.

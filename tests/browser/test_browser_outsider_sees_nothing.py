@@ -35,17 +35,29 @@ def test_an_outsider_curator_sees_none_of_acme(
     browser.log_in(gary)
     browser.screenshot("outsider index")
     assert "acme" not in browser.text.lower()
+    # Asking the dashboard for acme's numbers gives globex's.
+    browser.open("/admin/?organization=acme")
+    assert "memories in globex" in browser.find("#tile-memories").text.replace("\n", " ")
+    assert "acme" not in browser.text.lower() and "payroll" not in browser.text.lower()
 
     browser.follow("Memories")
     assert "Globex ships on Mondays" in browser.text
     assert "payroll" not in browser.text.lower()
     browser.screenshot("outsider memory list")
 
-    browser.fill("#searchbar", "payroll")
-    browser.click("#changelist-search [type=submit]")
-    assert browser.find_all("#result_list tbody tr") == []
-    assert "third thursday" not in browser.text.lower()
-    browser.screenshot("outsider search finds nothing")
+    # By meaning, the best of globex's own memories come back; by words, nothing; acme's never.
+    for mode, rows in (("meaning", 1), ("words", 0)):
+        browser.fill("#searchbar", "payroll")
+        browser.select("#search-mode", mode)
+        browser.click("#changelist-search [type=submit]")
+        assert len(browser.find_all("#result_list tbody tr")) == rows, mode
+        assert "third thursday" not in browser.text.lower()
+        browser.screenshot(f"outsider search by {mode} finds nothing of acme")
+
+    browser.open("/admin/review/")
+    assert "payroll" not in browser.text.lower()
+    assert "Globex ships on Mondays" in browser.text
+    browser.screenshot("outsider review queue")
 
     browser.open("/admin/lifecycle/consolidationproposal/")
     assert "payroll" not in browser.text.lower()
@@ -56,8 +68,14 @@ def test_an_outsider_curator_sees_none_of_acme(
         f"/admin/memories/memory/{secret.pk}/change/",
         f"/admin/memories/memory/{secret.pk}/history/",
         f"/admin/lifecycle/consolidationproposal/{proposal.pk}/change/",
+        f"/admin/memories/memory/{secret.pk}/versions/1/",
+        f"/admin/memories/memory/{secret.pk}/versions/compare/",
+        f"/admin/memories/memory/{secret.pk}/decide/lock/",
     ):
         browser.open(address)
         assert browser.path in ("/admin/", "/admin/?"), (address, browser.path)
         assert "payroll" not in browser.driver.page_source.lower(), address
+    browser.open(f"/admin/review/proposal/{proposal.pk}/")
+    assert "payroll" not in browser.driver.page_source.lower()
+    assert "Not Found" in browser.text
     browser.screenshot("outsider typed an acme address")

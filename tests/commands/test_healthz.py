@@ -1,11 +1,19 @@
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
-from django.test import Client
+from django.test import Client, override_settings
+from django.utils import timezone
+
+from memories.models import Memory
+from memory_platform import heartbeat
+from memory_platform.models import Heartbeat
 
 
 @pytest.mark.django_db
 def test_healthz_reports_the_database_and_pgvector(client: Client) -> None:
+    heartbeat.beat()  # a worker is alive
     response = client.get("/healthz")
 
     assert response.status_code == 200
@@ -36,3 +44,20 @@ def test_healthz_only_answers_get_and_head(client: Client, method: str) -> None:
 @pytest.mark.django_db
 def test_healthz_answers_head_for_load_balancers(client: Client) -> None:
     assert client.head("/healthz").status_code == 200
+
+
+@pytest.mark.django_db
+def test_healthz_reports_the_worker_and_the_backlog(client: Client) -> None:
+    assert client.get("/healthz").json()["worker"]["problem"] == "no heartbeat yet: is a worker running?"
+
+    heartbeat.beat()
+    fresh = client.get("/healthz").json()
+    assert fresh["status"] == "ok" and fresh["worker"]["ok"] is True and fresh["worker"]["seconds_ago"] < 5
+    assert fresh["worker"]["pending_embeddings"] == Memory.objects.filter(embedding_status="pending").count()
+
+    Heartbeat.objects.update(beat_at=timezone.now() - timedelta(seconds=300))
+    with override_settings(HEARTBEAT_STALE_SECONDS=120):
+        stale = client.get("/healthz")
+    assert stale.status_code == 200  # the web process serves; the body says what is wrong
+    assert stale.json()["status"] == "degraded"
+    assert stale.json()["worker"]["ok"] is False and "no heartbeat for 300 s" in stale.json()["worker"]["problem"]

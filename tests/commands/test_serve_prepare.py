@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth import authenticate
 from django.core.management import call_command
 
 from organizations.models import ApiToken, Organization, Role, User
@@ -43,8 +42,8 @@ def test_the_first_run_creates_the_demo_organization_token_and_login(transaction
 
     login = LOGIN.search(output)
     assert login, output
-    admin = authenticate(username="admin", password=login[1])
-    assert isinstance(admin, User)
+    admin = User.objects.get(username="admin")
+    assert admin.check_password(login[1])
     assert admin.is_superuser and admin.is_staff
 
     assert "Memory Platform is ready." in output

@@ -90,7 +90,7 @@ def test_kg_assert_and_kg_query(agent: McpClient, reader: McpClient) -> None:
     assert payments["valid_from"].startswith("2025-01-01T00:00:00")
     assert payments["valid_to"].startswith("2025-06-01T00:00:00")
     assert payments["provenance"] == {"note": "ticket PAY-12"}
-    history = reader.ok("kg-query", {"subject": "Alice", "include_history": True})
+    history = reader.ok("kg-query", {"subject": "Alice", "include_records": True})
     assert [t["object"] for t in history["triples"]] == ["Payments", "Payments", "Search"]
     assert reader.ok("kg-query", {"subject": "Nobody"}) == {"subject": "Nobody", "triples": []}
 
@@ -115,7 +115,7 @@ def test_kg_invalidate(agent: McpClient) -> None:
     )
 
     assert agent.ok("kg-query", {"subject": "Alice"})["triples"] == []
-    history = agent.ok("kg-query", {"subject": "Alice", "include_history": True})["triples"]
+    history = agent.ok("kg-query", {"subject": "Alice", "include_records": True})["triples"]
     assert [(t["expired_at"] is None, t["invalidation_reason"]) for t in history] == [
         (False, None),
         (True, "Alice left"),
@@ -154,7 +154,7 @@ def test_the_outsider_sees_and_touches_nothing(
 
     assert "none of the seed memories was found" in outsider.error("memory-graph", {"seed_ids": [a["id"], b["id"]]})
     assert "not found" in outsider.error("memory-link", {"source_id": b["id"], "target_id": a["id"]})
-    assert outsider.ok("kg-query", {"subject": "Alice", "include_history": True}) == {
+    assert outsider.ok("kg-query", {"subject": "Alice", "include_records": True}) == {
         "subject": "Alice",
         "triples": [],
     }

@@ -30,7 +30,7 @@ def test_a_new_object_replaces_the_open_fact(acme: Tenant) -> None:
     )
 
     assert _current(acme, "Alice") == [("works_on", "Search")]
-    _, history = triple_query(acme.agent, subject="Alice", include_history=True)
+    _, history = triple_query(acme.agent, subject="Alice", include_records=True)
     rows = [(t.pk, t.object.name, t.valid_from, t.valid_to, t.expired_at is not None) for t in history]
     copy = next(t for t in history if t.pk not in (old.pk, new.pk))
     assert rows == [

@@ -29,7 +29,7 @@ def test_an_invalidated_fact_is_no_longer_current_but_stays_in_the_history(acme:
     triple_invalidate(principal=acme.agent, triple_id=fact.pk, reason="  Alice left the company ")
 
     assert triple_query(acme.reader, subject="Alice")[1] == []
-    _, history = triple_query(acme.reader, subject="Alice", include_history=True)
+    _, history = triple_query(acme.reader, subject="Alice", include_records=True)
     original, bounded = history
     assert original.pk == fact.pk
     assert original.expired_at is not None and original.expired_at >= before
@@ -108,7 +108,7 @@ def test_a_fact_that_had_not_begun_keeps_its_reason_in_the_history(acme: Tenant)
 
     triple_invalidate(principal=acme.agent, triple_id=planned.pk, reason="the move was cancelled")
 
-    _, history = triple_query(acme.reader, subject="Alice", include_history=True)
+    _, history = triple_query(acme.reader, subject="Alice", include_records=True)
     assert [(t.pk, t.expired_at is not None, t.invalidation_reason) for t in history] == [
         (planned.pk, True, "the move was cancelled")
     ]

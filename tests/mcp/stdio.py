@@ -47,3 +47,11 @@ def tool_call(request_id: int, name: str, arguments: dict[str, Any]) -> dict[str
         "method": "tools/call",
         "params": {"name": name, "arguments": arguments},
     }
+
+
+def handshake(process: subprocess.Popen[bytes]) -> None:
+    """initialize, its answer, then initialized: the session is ready for requests."""
+    send(process, INITIALIZE)
+    answer = read_message(process)
+    assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "Memory MCP Server", answer
+    send(process, INITIALIZED)

@@ -11,7 +11,9 @@ from tests.mcp.http import bearer, body
 
 @pytest.mark.django_db(transaction=True)
 def test_a_foreign_browser_origin_is_refused(mcp_url: str, acme: Tenant) -> None:
-    for origin in ("http://evil.example", "http://127.0.0.1.evil.example", "null"):
+    own_host = urlsplit(mcp_url).netloc
+    # ...the server's own host under another scheme included: a page on https://host is not this one.
+    for origin in ("http://evil.example", "http://127.0.0.1.evil.example", "null", f"https://{own_host}"):
         headers = bearer(acme.raw_tokens["agent"]) | {"Origin": origin}
 
         response = httpx.post(mcp_url, headers=headers, content=body(), timeout=10)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from memory_platform import heartbeat
 from tests.conftest import Tenant
 from tests.mcp.client import McpClient
 from tests.mcp.conftest import Connect, WriteMemory
@@ -12,6 +13,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.real_embedder]
 def test_status_names_the_organization_role_and_embedding_state(agent: McpClient, write_memory: WriteMemory) -> None:
     write_memory(status="active")
     write_memory()
+    heartbeat.beat()  # a worker is alive
 
     status = agent.ok("platform-status", {})
 

@@ -5,6 +5,7 @@ import uuid
 
 import pytest
 from mcp import ClientSession
+from mcp.shared.exceptions import McpError
 
 from tests.mcp.client import McpClient
 from tests.mcp.conftest import WriteMemory
@@ -34,3 +35,28 @@ def test_an_unknown_memory_is_not_found(agent: McpClient) -> None:
     missing = str(uuid.uuid4())
 
     assert "not found" in agent.read_resource_error(f"memory://{missing}")
+
+
+def test_a_missing_resource_is_a_not_found_error_with_its_own_code(agent: McpClient) -> None:
+    missing = str(uuid.uuid4())
+
+    async def read(session: ClientSession) -> tuple[int, str]:
+        try:
+            await session.read_resource(f"memory://{missing}")  # type: ignore[arg-type]
+        except McpError as error:
+            return error.error.code, error.error.message
+        raise AssertionError("readable")
+
+    code, message = agent.run(read)
+    assert code == -32002
+    assert message == f"memory {missing} not found"
+    code, message = agent.run(_unknown)
+    assert code == -32002 and "the resources are:" in message and "memory://{id}" in message
+
+
+async def _unknown(session: ClientSession) -> tuple[int, str]:
+    try:
+        await session.read_resource("nothing://here")  # type: ignore[arg-type]
+    except McpError as error:
+        return error.error.code, error.error.message
+    raise AssertionError("readable")

@@ -227,6 +227,14 @@ def test_update_refuses_window_that_ends_before_it_starts(acme: Tenant, make_mem
             "When a customer asks for a refund after thirty days we always…",
         ),
         ("Postgres", "Postgres"),
+        # A period after an abbreviation, an initial or a version number ends no sentence.
+        (
+            "Branches are named like feat/PAY-12, e.g. feat/PAY-12-refunds. Keep them short.",
+            "Branches are named like feat/PAY-12, e.g. feat/PAY-12-refunds",
+        ),
+        ("We chose PostgreSQL vs. MySQL for ledgers. See the ADR.", "We chose PostgreSQL vs. MySQL for ledgers"),
+        ("J. Smith owns the billing service. Ask him first.", "J. Smith owns the billing service"),
+        ("Python 3.11 is the runtime. Upgrade with care.", "Python 3.11 is the runtime"),
     ],
 )
 def test_title_is_derived_from_the_first_sentence(acme: Tenant, content: str, title: str) -> None:

@@ -22,7 +22,7 @@ from lifecycle.merge import memories_merge
 from lifecycle.models import ConsolidationProposal
 from lifecycle.services import proposal_create
 from memories.models import Memory
-from memories.services import memory_delete, memory_lock
+from memories.services import memory_delete, memory_deprecate, memory_lock
 from organizations.models import Repository
 from organizations.services import repository_get_or_create, token_create
 from tests.conftest import MemoryFactory, Tenant
@@ -88,6 +88,7 @@ class World:
     other: Memory  # a second one, linked from ``memory``
     locked: Memory
     deleted: Memory
+    deprecated: Memory
     link: MemoryLink
     triple: Triple
     entity: Entity  # the triple's subject
@@ -103,6 +104,7 @@ class World:
             "other": self.other.pk,
             "locked": self.locked.pk,
             "deleted": self.deleted.pk,
+            "deprecated": self.deprecated.pk,
             "link": self.link.pk,
             "triple": self.triple.pk,
             "entity": self.entity.pk,
@@ -121,6 +123,9 @@ def world(acme: Tenant, make_memory: MemoryFactory) -> World:
         principal=acme.curator, memory_id=make_memory(current_content="Releases happen on Tuesdays.").pk
     )
     deleted = memory_delete(principal=acme.agent, memory_id=make_memory(current_content="An obsolete note.").pk)
+    deprecated = memory_deprecate(
+        principal=acme.curator, memory_id=make_memory(current_content="Builds ran on Jenkins.", status="active").pk
+    )
     link, _ = link_create(principal=acme.agent, source_id=memory.pk, target_id=other.pk, relation_type="depends_on")
     triple, _ = triple_assert(principal=acme.agent, subject="payments-api", predicate="owned_by", object="Team Atlas")
     repository = repository_get_or_create(principal=acme.agent, slug="payments-api", name="Payments API")
@@ -130,6 +135,7 @@ def world(acme: Tenant, make_memory: MemoryFactory) -> World:
         other=other,
         locked=locked,
         deleted=deleted,
+        deprecated=deprecated,
         link=link,
         triple=triple,
         entity=triple.subject,

@@ -26,6 +26,7 @@ PLACEHOLDERS = {
     "token": "abcd1234",
     "proposal": uuid.uuid4(),
     "applied": uuid.uuid4(),
+    "deprecated": uuid.uuid4(),
 }
 
 

@@ -19,7 +19,7 @@ def test_malformed_json_is_400(api: Api) -> None:
     response = api("agent").post(f"{API}/memories/", '{"scope_type": ', content_type="application/json")
 
     error = error_of(response, 400, "parse_error")
-    assert "JSON parse error" in error["message"]
+    assert "not valid JSON" in error["message"] and "line 1 column 16" in error["message"]
     assert not Memory.objects.exists()
 
 
@@ -280,3 +280,14 @@ def test_unknown_host_is_a_json_400(acme: Tenant) -> None:
     response = client_with(acme.raw_tokens["agent"], HTTP_HOST="evil.example").get(f"{API}/status/")
 
     error_of(response, 400, "bad_request")
+
+
+def test_a_value_outside_a_choice_lists_the_allowed_ones(api: Api) -> None:
+    body = api("agent").post(f"{API}/memories/", memory_body(memory_type="rule"))
+    error = error_of(body, 400, "invalid")
+    assert "memory_type" in error["details"]
+    assert '"rule" is not one of: business_rule, decision_log' in error["details"]["memory_type"][0]
+
+    query = api("reader").get(f"{API}/memories/?status=gone")
+    error = error_of(query, 400, "invalid")
+    assert "is not one of: draft, verified, locked, deprecated, active" in error["details"]["status"][0]

@@ -115,4 +115,57 @@ def test_deprecated_memories_leave_the_default_list(api: Api, world: World) -> N
     asked = {m["id"] for m in api("reader").get(f"{API}/memories/?status=deprecated").json()["results"]}
 
     assert str(world.memory.pk) not in listed
-    assert asked == {str(world.memory.pk)}
+    assert asked == {str(world.memory.pk), str(world.deprecated.pk)}
+
+
+def test_reactivate_brings_back_the_status_before_deprecation(api: Api, world: World) -> None:
+    curator = api("curator")
+    curator.post(f"{API}/memories/{world.memory.pk}/verify/", {"reason": "checked"})
+    curator.post(f"{API}/memories/{world.memory.pk}/deprecate/", {"reason": "looked obsolete"})
+
+    response = curator.post(f"{API}/memories/{world.memory.pk}/reactivate/", {"reason": "still true"})
+
+    assert response.status_code == 200, response.content
+    assert (response.json()["status"], response.json()["version"]) == ("verified", 4)
+    version = MemoryVersion.objects.get(memory=world.memory, version=4)
+    assert (version.change, version.reason) == ("reactivate", "still true")
+    error = error_of(curator.post(f"{API}/memories/{world.memory.pk}/reactivate/", {}), 409, "conflict")
+    assert "not deprecated" in error["message"]
+
+
+def test_revert_writes_a_new_version_with_the_old_fields(api: Api, world: World) -> None:
+    curator = api("curator")
+    url = f"{API}/memories/{world.memory.pk}/"
+    curator.patch(url, {"current_content": "Payments store money as floats.", "importance": 9, "tags": ["money"]})
+    curator.post(f"{url}lock/", {"reason": "agreed"})
+
+    response = curator.post(f"{url}revert/", {"version": 1, "reason": "the edit was wrong"})
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    original = MemoryVersion.objects.get(memory=world.memory, version=1).snapshot
+    assert body["version"] == 4
+    for field in ("current_content", "importance", "tags", "status", "title"):
+        assert body[field] == original[field], field
+    version = MemoryVersion.objects.get(memory=world.memory, version=4)
+    assert version.change == "revert"
+    assert version.reason == "back to version 1: the edit was wrong"
+    assert {"current_content", "importance", "tags", "status"} <= set(version.changed_fields)
+    # History is kept whole: versions 2 and 3 still read as they were.
+    assert MemoryVersion.objects.get(memory=world.memory, version=2).snapshot["importance"] == 9
+    assert Memory.objects.get(pk=world.memory.pk).embedding_status in ("ready", "pending")
+
+
+def test_revert_to_a_missing_version_or_a_non_number_is_refused(api: Api, world: World) -> None:
+    curator = api("curator")
+    error = error_of(curator.post(f"{API}/memories/{world.memory.pk}/revert/", {"version": 7}), 404, "not_found")
+    assert "no version 7" in error["message"]
+    error_of(curator.post(f"{API}/memories/{world.memory.pk}/revert/", {"version": "one"}), 400, "invalid")
+    assert Memory.objects.get(pk=world.memory.pk).version == world.memory.version
+
+
+def test_revert_to_the_current_state_writes_nothing(api: Api, world: World) -> None:
+    response = api("curator").post(f"{API}/memories/{world.memory.pk}/revert/", {"version": 1})
+    assert response.status_code == 200
+    assert response.json()["version"] == 1
+    assert MemoryVersion.objects.filter(memory=world.memory).count() == 1

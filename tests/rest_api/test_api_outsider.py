@@ -20,6 +20,8 @@ BY_ID = [
     ("patch", "/memories/{memory}/", {"importance": 2}),
     ("delete", "/memories/{memory}/", None),
     ("post", "/memories/{deleted}/restore/", {}),
+    ("post", "/memories/{deprecated}/reactivate/", {}),
+    ("post", "/memories/{memory}/revert/", {"version": 1}),
     ("get", "/memories/{memory}/versions/", None),
     ("get", "/memories/{memory}/links/", None),
     ("get", "/memories/{memory}/graph/", None),
@@ -106,7 +108,7 @@ def test_outsider_sees_none_of_acme_knowledge(api: Api, world: World) -> None:
 
     assert outsider.get(f"{API}/entities/").json() == {"results": [], "next_cursor": None}
     assert outsider.get(f"{API}/entities/?name=payments").json()["results"] == []
-    facts = outsider.get(f"{API}/triples/?subject=payments-api&history=true").json()
+    facts = outsider.get(f"{API}/triples/?subject=payments-api&records=true").json()
     assert facts == {"subject": "payments-api", "results": []}
     assert outsider.get(f"{API}/repositories/").json() == []
 

@@ -1,7 +1,7 @@
 """Every endpoint for every role: the roles allowed get the success status, lower ones a 403.
 
 Reads are open to every member (reader and up); writes need the agent role; curation (verify,
-lock, unlock, deprecate, restore) the curator role; tokens and text edits the admin role. A
+lock, unlock, deprecate, restore, reactivate, revert) the curator role; tokens and text edits the admin role. A
 refused request changes nothing: no audit event is written. Every answer, success or refusal,
 has a status and a body that the OpenAPI schema documents for that operation.
 """
@@ -71,6 +71,8 @@ ENDPOINTS: dict[str, tuple[str, str, str, Any, int]] = {
     "memories unlock": ("curator", "post", "/memories/{locked}/unlock/", {}, 200),
     "memories deprecate": ("curator", "post", "/memories/{memory}/deprecate/", {}, 200),
     "memories restore": ("curator", "post", "/memories/{deleted}/restore/", {}, 200),
+    "memories reactivate": ("curator", "post", "/memories/{deprecated}/reactivate/", {}, 200),
+    "memories revert": ("curator", "post", "/memories/{locked}/revert/", {"version": 1, "reason": "undo lock"}, 200),
     "proposals apply": ("curator", "post", "/proposals/{proposal}/apply/", {"reason": "same rule"}, 200),
     "proposals dismiss": ("curator", "post", "/proposals/{proposal}/dismiss/", {}, 200),
     "proposals undo": ("curator", "post", "/proposals/{applied}/undo/", {"reason": "not the same"}, 200),

@@ -51,7 +51,7 @@ def test_agent_asserts_a_fact_that_replaces_the_open_one(api: Api, world: World)
     assert fact["provenance"] == {"note": "reorg announcement"}
     current = api("reader").get(f"{API}/triples/?subject=payments-api").json()["results"]
     assert [t["object"] for t in current] == ["Team Borealis"]
-    history = api("reader").get(f"{API}/triples/?subject=payments-api&history=true").json()["results"]
+    history = api("reader").get(f"{API}/triples/?subject=payments-api&records=true").json()["results"]
     assert {t["object"] for t in history} == {"Team Atlas", "Team Borealis"}
     assert len(history) > len(current)
 
@@ -76,7 +76,7 @@ def test_agent_invalidates_a_fact(api: Api, world: World) -> None:
     assert response.status_code == 200, response.content
     assert response.json()["expired_at"] is not None
     assert api("reader").get(f"{API}/triples/?subject=payments-api").json()["results"] == []
-    history = api("reader").get(f"{API}/triples/?subject=payments-api&history=true").json()["results"]
+    history = api("reader").get(f"{API}/triples/?subject=payments-api&records=true").json()["results"]
     assert "team disbanded" in {t["invalidation_reason"] for t in history}
     error_of(api("agent").post(f"{API}/triples/{world.triple.pk}/invalidate/", {"reason": "again"}), 404)
 

@@ -36,7 +36,9 @@ class Command(BaseCommand):
             raise CommandError(f"MCP stdio: {error.message}") from None
         logger.info("serving MCP over stdio for %s as %s", principal.organization.slug, principal.role)
         # Load the embedding model while the client initialises, without delaying the handshake.
-        stopped_by_signal = anyio.run(serve_stdio, principal, lambda: get_provider().warm_up(background=True))
+        stopped_by_signal = anyio.run(
+            serve_stdio, principal, lambda: get_provider().warm_up(background=True), lambda: _still_valid(token)
+        )
         sys.stdout.flush()
         if stopped_by_signal:
             # A thread is still blocked reading stdin and cannot be interrupted; a normal exit would
@@ -56,3 +58,17 @@ class Command(BaseCommand):
         if not token:
             raise CommandError("no token: set MEMORY_PLATFORM_TOKEN or pass --token-file")
         return token
+
+
+def _still_valid(token: str) -> str | None:
+    """Why the session's token no longer works (revoked, expired, its person gone), or None."""
+    from django.db import close_old_connections
+
+    from organizations.services import principal_for_token
+
+    close_old_connections()
+    try:
+        principal_for_token(token)
+    except AuthenticationFailed as error:
+        return error.message
+    return None

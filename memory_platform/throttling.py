@@ -1,4 +1,5 @@
-"""Request rate per caller: per token, or per person for session logins."""
+"""Request rate per caller: per token, or per person for session logins, counted once for REST
+and MCP together (a caller over the limit on one is over it on the other)."""
 
 from __future__ import annotations
 
@@ -34,3 +35,18 @@ class PrincipalRateThrottle(SimpleRateThrottle):
         else:
             return None
         return self.cache_format % {"scope": self.scope, "ident": ident}
+
+
+def retry_after(principal: Principal) -> int | None:
+    """For interfaces outside DRF (MCP over HTTP): count one request; seconds to wait if over the limit."""
+    throttle = PrincipalRateThrottle()
+    if throttle.rate is None or throttle.allow_request(_Caller(principal), None):
+        return None
+    return max(1, round(throttle.wait() or 1))
+
+
+class _Caller:
+    """What the throttle reads of a request: who it is from."""
+
+    def __init__(self, principal: Principal) -> None:
+        self.auth = principal

@@ -1,0 +1,160 @@
+"""What a curator can decide about a memory in the admin, and the page that asks why.
+
+Every decision (verify, lock, unlock, deprecate, reactivate, delete, restore) first shows a page
+listing the memories it applies to and what changes for each ("draft → verified"), asks for a
+reason, and only then calls the service, which keeps the reason in the new version and the audit
+event. The same page serves the list's bulk actions and the buttons on a memory's page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.http import HttpRequest
+from django.template.response import TemplateResponse
+
+from memories import services
+from memories.models import Memory, Status
+from memory_platform import reasons
+from memory_platform.exceptions import DomainError
+from memory_platform.reasons import confirmation
+from organizations.selectors import principal_for_user
+
+
+@dataclass(frozen=True)
+class Decision:
+    name: str
+    label: str  # the button
+    done: str  # the message: "Verified 3 memories."
+    service: Callable[..., Memory]
+    applies: Callable[[Memory], bool]
+    outcome: Callable[[Memory], str]  # what the memory becomes
+
+
+def _alive(memory: Memory) -> bool:
+    return memory.deleted_at is None
+
+
+DECISIONS: dict[str, Decision] = {
+    decision.name: decision
+    for decision in (
+        Decision(
+            "verify", "Verify", "Verified", services.memory_verify,
+            lambda m: _alive(m) and m.status not in (Status.VERIFIED, Status.LOCKED), lambda m: Status.VERIFIED,
+        ),
+        Decision(
+            "lock", "Lock", "Locked", services.memory_lock,
+            lambda m: _alive(m) and m.status != Status.LOCKED, lambda m: Status.LOCKED,
+        ),
+        Decision(
+            "unlock", "Unlock", "Unlocked", services.memory_unlock,
+            lambda m: _alive(m) and m.status == Status.LOCKED, lambda m: Status.VERIFIED,
+        ),
+        Decision(
+            "deprecate", "Deprecate", "Deprecated", services.memory_deprecate,
+            lambda m: _alive(m) and m.status != Status.DEPRECATED, lambda m: Status.DEPRECATED,
+        ),
+        Decision(
+            "reactivate", "Reactivate", "Reactivated", services.memory_reactivate,
+            lambda m: _alive(m) and m.status == Status.DEPRECATED, services.reactivated_status,
+        ),
+        Decision(
+            "delete", "Delete", "Deleted", services.memory_delete,
+            _alive, lambda m: "deleted (kept, can be restored)",
+        ),
+        Decision(
+            "restore", "Restore", "Restored", services.memory_restore,
+            lambda m: not _alive(m), lambda m: f"restored ({m.status})",
+        ),
+    )
+}  # fmt: skip
+
+
+def decisions_for(memory: Memory) -> list[Decision]:
+    """The buttons a memory's page shows."""
+    return [decision for decision in DECISIONS.values() if decision.applies(memory)]
+
+
+@dataclass(frozen=True)
+class Row:
+    memory: Memory
+    before: str
+    after: str | None  # None: the decision does not apply (nothing will change)
+
+
+def _rows(memories: Iterable[Memory], decision: Decision) -> list[Row]:
+    return [
+        Row(
+            memory=memory,
+            before="deleted" if memory.deleted_at else memory.status,
+            after=decision.outcome(memory) if decision.applies(memory) else None,
+        )
+        for memory in memories
+    ]
+
+
+def decide(
+    request: HttpRequest, memories: list[Memory], decision: Decision, *, action: str | None = None
+) -> TemplateResponse | None:
+    """The reason page, or (once a reason was posted) the decision carried out with it.
+
+    ``action``: the changelist action this page answers (bulk), whose form fields it posts back;
+    None for a memory's own page, which posts to itself. Returns None when done: the caller
+    redirects (the changelist does so itself).
+    """
+    confirmed = confirmation(request, "each memory's history and in the audit log")
+    if confirmed.reason:
+        _carry_out(request, memories, decision, confirmed.reason)
+        return None
+    rows = _rows(memories, decision)
+    return TemplateResponse(
+        request,
+        "admin/memories/memory/confirm_decision.html",
+        {
+            **admin.site.each_context(request),
+            "opts": Memory._meta,
+            "title": f"{decision.label} {len(memories)} memor{'y' if len(memories) == 1 else 'ies'}?",
+            "decision": decision,
+            "rows": rows,
+            "changing": sum(1 for row in rows if row.after is not None),
+            "action": action,
+            "error": confirmed.error,
+            "reason": request.POST.get("reason", ""),
+            "reason_max": reasons.REASON_MAX_CHARS,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            "select_across": request.POST.get("select_across", "0"),
+        },
+    )
+
+
+def _carry_out(request: HttpRequest, memories: list[Memory], decision: Decision, reason: str) -> None:
+    done = 0
+    for memory in memories:
+        if not decision.applies(memory):
+            continue
+        try:
+            principal = principal_for_user(user=request.user, organization=memory.organization)  # type: ignore[arg-type]
+            decision.service(principal=principal, memory_id=memory.pk, reason=reason)
+            done += 1
+        except DomainError as error:
+            messages.error(request, f"{memory.title}: {error.message}")
+    if done:
+        noun = "memory" if done == 1 else "memories"
+        messages.success(request, f"{decision.done} {done} {noun}. Reason kept: “{reason}”.")
+
+
+def status_since(memory: Memory) -> dict[str, Any] | None:
+    """The version that gave the memory its current status: who, when and why (for the banner)."""
+    versions = memory.versions.order_by("-version").values(
+        "version", "snapshot__status", "actor", "reason", "created_at"
+    )
+    since: dict[str, Any] | None = None
+    for version in versions:
+        if version["snapshot__status"] != memory.status:
+            break
+        since = dict(version)
+    return since

@@ -1,0 +1,176 @@
+"""The database goes away and comes back: a real server (uvicorn) answers fast 503s with
+Retry-After in each interface's own shape while it is gone, and serves again once it is back.
+
+The server reaches PostgreSQL through a small TCP relay this test switches off and on, which is
+what a restarting or unreachable database looks like from the server's side.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import httpx
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from tests.conftest import Tenant
+from tests.mcp.conftest import free_port, tail
+from tests.mcp.http import INITIALIZE, bearer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+class Relay:
+    """127.0.0.1:<port> relayed to the test database's server; ``down()`` drops every connection
+    and refuses new ones, ``up()`` accepts again on the same port."""
+
+    def __init__(self) -> None:
+        db = connection.settings_dict
+        host, port = str(db["HOST"]), int(db["PORT"] or 5432)
+        self.target: tuple[int, str | tuple[str, int]] = (
+            (socket.AF_UNIX, f"{host}/.s.PGSQL.{port}") if host.startswith("/") else (socket.AF_INET, (host, port))
+        )
+        self.port = free_port()
+        self._sockets: list[socket.socket] = []
+        self._listener: socket.socket | None = None
+
+    def up(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen()
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def down(self) -> None:
+        if self._listener is not None:
+            # shutdown() first: close() alone leaves a thread blocked in accept() still accepting.
+            with contextlib.suppress(OSError):
+                self._listener.shutdown(socket.SHUT_RDWR)
+            self._listener.close()
+            self._listener = None
+        for sock in self._sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+        self._sockets.clear()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            family, address = self.target
+            server = socket.socket(family, socket.SOCK_STREAM)
+            server.connect(address)
+            self._sockets += [client, server]
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+
+@pytest.fixture
+def relayed_server(server_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Relay]]:
+    relay = Relay()
+    relay.up()
+    db = connection.settings_dict
+    credentials = quote(db["USER"], safe="") + (":" + quote(db["PASSWORD"], safe="") if db["PASSWORD"] else "")
+    env = {
+        **server_env,
+        "DATABASE_URL": f"postgresql://{credentials}@127.0.0.1:{relay.port}/{quote(db['NAME'], safe='')}",
+        "DATABASE_CONNECT_TIMEOUT": "1",
+        "DATABASE_POOL_MAX": "2",
+    }
+    port = free_port()
+    log = tmp_path_factory.mktemp("relayed") / "server.log"
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "memory_platform.asgi:application",
+        "--port",
+        str(port),
+        "--lifespan",
+        "off",
+    ]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"{base}/healthz", timeout=5).status_code in (200, 503):
+                    break
+            assert process.poll() is None and time.monotonic() < deadline, tail(log)
+            time.sleep(0.2)
+        yield base, relay
+    finally:
+        relay.down()
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def _timed(request: httpx.Request) -> tuple[httpx.Response, float]:
+    started = time.monotonic()
+    with httpx.Client(timeout=30) as client:
+        response = client.send(request)
+    return response, time.monotonic() - started
+
+
+def test_while_the_database_is_gone_every_interface_answers_503_fast_then_serves_again(
+    acme: Tenant, relayed_server: tuple[str, Relay]
+) -> None:
+    base, relay = relayed_server
+    token = acme.raw_tokens["agent"]
+    rest = httpx.Request("GET", f"{base}/api/v1/status/", headers={"Authorization": f"Bearer {token}"})
+    mcp = httpx.Request(
+        "POST", f"{base}/mcp", headers=bearer(token), content=httpx.Request("POST", "/", json=INITIALIZE).content
+    )
+    assert _timed(rest)[0].status_code == 200
+
+    relay.down()
+    answered, seconds = _timed(rest)
+    assert answered.status_code == 503 and seconds < 5, (answered.status_code, seconds, answered.text[:600])
+    assert answered.headers["Retry-After"] == "5"
+    assert answered.json()["error"]["code"] == "database_unavailable"
+    answered, seconds = _timed(mcp)
+    assert answered.status_code == 503 and seconds < 5, answered.text[:800]
+    assert answered.json()["jsonrpc"] == "2.0" and answered.json()["error"]["code"] == -32003
+    assert _timed(httpx.Request("GET", f"{base}/healthz"))[0].status_code == 503
+
+    relay.up()
+    deadline = time.monotonic() + 30
+    while _timed(rest)[0].status_code != 200:
+        assert time.monotonic() < deadline, "the server did not recover once the database was back"
+        time.sleep(0.5)
+    assert _timed(mcp)[0].status_code == 200
+
+
+def test_an_unexpected_failure_on_mcp_is_answered_in_json_rpcs_shape() -> None:
+    from django.test import RequestFactory
+
+    from memory_platform.urls import handler500
+
+    response = handler500(RequestFactory().post("/mcp"))
+
+    assert response.status_code == 500
+    body = json.loads(response.content)
+    assert body["jsonrpc"] == "2.0" and body["error"]["code"] == -32603
