@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+import secrets
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -135,15 +136,26 @@ class Browser:
 
     @contextmanager
     def navigating(self) -> Iterator[None]:
-        """Wait until what happens inside (a click, a submit) has loaded a new page."""
-        from selenium.webdriver.support import expected_conditions
+        """Wait until what happens inside (a click, a submit) has loaded a new page.
+
+        The page being left is marked with a token; the new page has loaded when the document carries
+        no such mark and is complete. Asking the old element whether it is stale would race the
+        navigation: Chromium's driver can answer "unhandled inspector error" for a node whose
+        document is being torn down, so while the pages change hands, driver errors mean "not yet".
+        """
+        from selenium.common.exceptions import WebDriverException
         from selenium.webdriver.support.wait import WebDriverWait
 
-        old = self.driver.find_element("tag name", "html")
+        token, leaving = secrets.token_hex(8), self.path
+        self.driver.execute_script("document.documentElement.dataset.testPage = arguments[0]", token)
         yield
-        wait = WebDriverWait(self.driver, WAIT_SECONDS)
-        wait.until(expected_conditions.staleness_of(old))
-        wait.until(lambda driver: driver.execute_script("return document.readyState") == "complete")
+        loaded = (
+            "return document.readyState === 'complete' && document.documentElement.dataset.testPage !== arguments[0]"
+        )
+        WebDriverWait(self.driver, WAIT_SECONDS, ignored_exceptions=(WebDriverException,)).until(
+            lambda driver: driver.execute_script(loaded, token),
+            f"no new page loaded after {leaving}",
+        )
 
     # --- elements --------------------------------------------------------------------------------
 
