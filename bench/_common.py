@@ -175,3 +175,19 @@ def backend_pid() -> int | None:
         cursor.execute("SELECT pg_backend_pid()")
         pid = int(cursor.fetchone()[0])
     return pid if Path(f"/proc/{pid}").exists() else None
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def database_url() -> str:
+    """The URL of the database a bench_database block set up (for a server started on it)."""
+    from django.db import connection
+
+    settings = connection.settings_dict
+    return f"postgresql://{settings['USER']}@/{settings['NAME']}?host={settings['HOST']}"

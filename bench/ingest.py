@@ -466,7 +466,8 @@ class SyntheticMemory:
             "importance": self.importance,
             "tags": list(self.tags),
             "metadata": {"bench": "synthetic", "template": self.template},
-            **({"repository": self.repository} if self.repository else {}),
+            # The synthetic agent sets its organization up as it goes: a repository it names is created.
+            **({"repository": self.repository, "create_repository": True} if self.repository else {}),
         }
 
 
@@ -770,7 +771,8 @@ def single_writes(tenant: Tenant, memories: Sequence[SyntheticMemory], principal
 
     started = time.perf_counter()
     for memory in memories:
-        memory_create(principal=principal, data=memory.entry())
+        data = memory.entry()
+        memory_create(principal=principal, data=data, create_repository=data.pop("create_repository", False))
     seconds = time.perf_counter() - started
     return {"memories": len(memories), "memories_per_s": round(len(memories) / seconds, 1)}
 

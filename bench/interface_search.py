@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -24,21 +23,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import REPO, bench_database, print_table, summary_ms, write_json
+from bench._common import REPO, bench_database, database_url, free_port, print_table, summary_ms, write_json
 from bench.ingest import batch_ingest, build_corpus, tenant_queries
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _database_url() -> str:
-    from django.db import connection
-
-    settings = connection.settings_dict
-    return f"postgresql://{settings['USER']}@/{settings['NAME']}?host={settings['HOST']}"
 
 
 async def _time_mcp(url: str, token: str, queries: list[str]) -> list[float]:
@@ -93,9 +79,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         tokens[tenant.slug] = token_create(
             principal=Principal.for_operator(organization, "bench"), role="agent", name="bench"
         ).raw
-    port = _free_port()
+    port = free_port()
     # Fuzzing-free measurement: the per-token rate limit must not throttle the bench.
-    env = {**os.environ, "DATABASE_URL": _database_url(), "RUN_WORKER": "0", "API_THROTTLE_RATE": ""}
+    env = {**os.environ, "DATABASE_URL": database_url(), "RUN_WORKER": "0", "API_THROTTLE_RATE": ""}
     server = subprocess.Popen(
         [
             sys.executable,

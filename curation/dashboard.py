@@ -7,8 +7,10 @@ from typing import Any
 from django.http import HttpRequest
 
 from curation import charts
+from curation.review import waiting_drafts, waiting_proposals
 from curation.selectors import dashboard
 from organizations.admin_scoping import organizations_for
+from organizations.models import Role
 
 
 def dashboard_context(request: HttpRequest) -> dict[str, Any]:
@@ -27,8 +29,12 @@ def dashboard_context(request: HttpRequest) -> dict[str, Any]:
             charts.Series("by people", "people", numbers.written_by_people),
         ],
     )
+    curates = organizations_for(request, Role.CURATOR).filter(pk=organization.pk)
     return {
         "dashboard": numbers,
+        # This organization's queue (the header's badge counts every organization the person curates).
+        "organization_waiting": waiting_drafts(request.user, curates).count()
+        + waiting_proposals(request.user, curates).count(),
         "dashboard_organizations": organizations,
         "status_chart": charts.bar_chart("Memories by status", numbers.by_status, css="status"),
         "type_chart": charts.bar_chart("Memories by type", numbers.by_type, css="type"),

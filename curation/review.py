@@ -111,20 +111,24 @@ class ReviewItem:
         return " / ".join(member.title for member in self.members)
 
 
-def review_items(request: HttpRequest, *, organization: str | None = None, limit: int = PAGE) -> list[ReviewItem]:
-    """The first ``limit`` waiting items: the most important first, then the newest."""
+def review_items(
+    request: HttpRequest, *, organization: str | None = None, limit: int = PAGE, offset: int = 0
+) -> list[ReviewItem]:
+    """``limit`` waiting items from ``offset`` on: the most important first, then the newest."""
     organizations = organizations_for(request, Role.CURATOR)
     if organization:
         organizations = organizations.filter(slug=organization)
+    # Each kind's first offset + limit hold every item of the merged page.
+    wanted = offset + limit
     drafts = list(
         waiting_drafts(request.user, organizations).select_related(
             "organization", "repository", "created_by", "created_by_token"
-        )[:limit]
+        )[:wanted]
     )
     proposals = list(
         waiting_proposals(request.user, organizations)
         .select_related("organization")
-        .prefetch_related("memories__created_by", "memories__created_by_token", "memories__repository")[:limit]
+        .prefetch_related("memories__created_by", "memories__created_by_token", "memories__repository")[:wanted]
     )
     hints = possible_duplicates(drafts)
     items = [
@@ -144,7 +148,7 @@ def review_items(request: HttpRequest, *, organization: str | None = None, limit
             )
         )  # fmt: skip
     items.sort(key=lambda item: (-item.importance, -item.created_at.timestamp()))
-    return items[:limit]
+    return items[offset:wanted]
 
 
 # --- pages -------------------------------------------------------------------------------------
@@ -157,8 +161,12 @@ DRAFT_DECISIONS = {
 
 
 def queue_view(request: HttpRequest) -> HttpResponse:
+    if not organizations_for(request, Role.CURATOR).exists():
+        # Readers and agents decide nothing: their landing page is the dashboard.
+        return HttpResponseRedirect(reverse("admin:index"))
     organization = request.GET.get("organization") or None
-    items = review_items(request, organization=organization)
+    page = _page_number(request.GET.get("page"))
+    items = review_items(request, organization=organization, offset=(page - 1) * PAGE)
     return TemplateResponse(
         request,
         "admin/curation/review_queue.html",
@@ -169,9 +177,19 @@ def queue_view(request: HttpRequest) -> HttpResponse:
             "organizations": organizations_for(request, Role.CURATOR),
             "organization": organization,
             "reason_max": reasons.REASON_MAX_CHARS,
-            "page": PAGE,
+            "page": page,
+            "first_shown": (page - 1) * PAGE + 1,
+            "last_shown": (page - 1) * PAGE + len(items),
+            "next_page": page + 1 if len(items) == PAGE else None,
+            "previous_page": page - 1 if page > 1 else None,
+            "here": request.get_full_path(),
         },
     )
+
+
+def _page_number(value: str | None) -> int:
+    """The queue's page from the address: a bad or missing number is the first page."""
+    return int(value) if value and value.isdigit() and 0 < int(value) < 10_000 else 1
 
 
 def _back_to_queue(request: HttpRequest) -> HttpResponseRedirect:

@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.auth import REDIRECT_FIELD_NAME
 from django.http import HttpRequest
-from django.urls import URLPattern, URLResolver, path
+from django.urls import URLPattern, URLResolver, path, reverse
 
 
 class CuratorSite(admin.AdminSite):
@@ -40,6 +41,13 @@ class CuratorSite(admin.AdminSite):
 
         context["review_waiting"] = waiting_count(request) if request.user.is_active and request.user.is_staff else 0
         return context
+
+    def login(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
+        # After logging in, a curator lands on the review queue (which sends anyone without a
+        # queue on to the dashboard), unless the login was asked for on the way to another page.
+        if REDIRECT_FIELD_NAME not in request.GET and REDIRECT_FIELD_NAME not in request.POST:
+            extra_context = {REDIRECT_FIELD_NAME: reverse("admin:review_queue"), **(extra_context or {})}
+        return super().login(request, extra_context)
 
     def index(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
         from curation.dashboard import dashboard_context

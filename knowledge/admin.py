@@ -9,6 +9,7 @@ from django.http import HttpRequest
 
 from knowledge.models import Entity, EntityAlias, MemoryLink, Predicate, Triple
 from memories.admin import MemoryAdmin, MemoryPartInline
+from organizations.admin_audit import Target, admin_url, audit_target, integer_ids
 from organizations.admin_scoping import OrganizationScopedAdmin, ReadOnlyInline
 from organizations.models import Role
 
@@ -225,3 +226,26 @@ class LearnedFactInline(MemoryPartInline):
 # The memory's page shows its links and facts. They are attached from here because knowledge
 # builds on memories (its models point at Memory): memories/admin.py does not know this app.
 MemoryAdmin.inlines = [*MemoryAdmin.inlines, OutgoingLinkInline, IncomingLinkInline, LearnedFactInline]
+
+
+@audit_target("triple")
+def _facts(ids: list[str]) -> dict[str, Target]:
+    found = Triple.objects.filter(pk__in=integer_ids(ids)).select_related("subject", "object")
+    return {
+        str(t.pk): Target(
+            f"fact: {t.subject.name} {t.predicate} {t.object.name}", admin_url("admin:knowledge_triple_change", t.pk)
+        )
+        for t in found
+    }
+
+
+@audit_target("memory_link")
+def _links(ids: list[str]) -> dict[str, Target]:
+    found = MemoryLink.objects.filter(pk__in=integer_ids(ids)).select_related("source", "target")
+    return {
+        str(link.pk): Target(
+            f"link: {link.source.title} → {link.relation_type} → {link.target.title}",
+            admin_url("admin:knowledge_memorylink_change", link.pk),
+        )
+        for link in found
+    }

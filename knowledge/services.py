@@ -18,7 +18,7 @@ from memory_platform.exceptions import Conflict, Locked, NotFound, ValidationErr
 from organizations.audit import audit_record
 from organizations.models import Role
 from organizations.principal import Principal
-from organizations.services import repository_get_or_create
+from organizations.selectors import repository_named
 
 
 def _relation(value: str | None) -> str:
@@ -307,7 +307,7 @@ def triple_assert(
     object_entity, _ = entity_get_or_create(principal=principal, name=asserted.object_name)
     now = timezone.now()
     starts = asserted.valid_from or now
-    repo = repository_get_or_create(principal=principal, slug=repository) if repository else None
+    repo = repository_named(principal, repository) if repository else None
     source_memory = memory_get(principal, validation.memory_id(memory_id, "memory_id")) if memory_id else None
 
     _lock_subject_predicate(principal, subject_entity, predicate_name)

@@ -23,6 +23,7 @@ from lifecycle.services import proposal_apply, proposal_dismiss
 from memories.models import Memory, ScopeType
 from memory_platform.exceptions import DomainError
 from memory_platform.reasons import confirmation
+from organizations.admin_audit import Target, admin_url, audit_target, uuid_ids
 from organizations.admin_scoping import OrganizationScopedAdmin
 from organizations.selectors import principal_for_user
 
@@ -163,3 +164,19 @@ class LifecycleRunAdmin(OrganizationScopedAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@audit_target("consolidation_proposal")
+def _proposals(ids: list[str]) -> dict[str, Target]:
+    found = ConsolidationProposal.objects.filter(pk__in=uuid_ids(ids)).prefetch_related("memories")
+    return {
+        str(p.pk): Target(
+            f"{p.get_kind_display().lower()} proposal: {' / '.join(m.title for m in _survivor_first(p))}",
+            admin_url("admin:lifecycle_consolidationproposal_change", p.pk),
+        )
+        for p in found
+    }
+
+
+def _survivor_first(proposal: ConsolidationProposal) -> list[Memory]:
+    return sorted(proposal.memories.all(), key=lambda m: (m.pk != proposal.survivor_id, m.title))

@@ -26,7 +26,13 @@ StatusArg = Annotated[str, enum_arg(Status.values, "Workflow status. Agents may 
 
 
 OrganizationArg = Annotated[
-    str, Field(description="Your organization's slug (must match your token; see platform-status).")
+    str | None,
+    Field(
+        description=(
+            "Optional: your organization's slug. Your token decides the organization; a slug that is not "
+            "your token's is refused (see platform-status)."
+        )
+    ),
 ]
 
 

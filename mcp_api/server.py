@@ -189,6 +189,8 @@ def tool(
             ),
             structured_output=False,
         )
+        # Say in the schema what the call checks: an argument the tool does not take is refused.
+        server._tool_manager._tools[name].parameters["additionalProperties"] = False
         return fn
 
     return register

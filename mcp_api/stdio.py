@@ -21,11 +21,11 @@ from mcp.types import INVALID_REQUEST, PARSE_ERROR
 from pydantic import ValidationError
 
 from mcp_api import stdio_bootstrap
-from mcp_api.context import set_principal
+from mcp_api.context import PrincipalSource, set_principal
+from mcp_api.requests import params_problem
 from mcp_api.server import get_server
 from memory_platform import json_input
 from memory_platform.json_input import JsonInputError
-from organizations.principal import Principal
 
 # How long a shutdown waits for calls still running to answer.
 DRAIN_SECONDS = 30.0
@@ -75,10 +75,10 @@ def _refusal(line: bytes) -> dict[str, Any] | types.JSONRPCMessage:
         return {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": error.message}}
     if isinstance(data, dict) and "id" in data and not _valid_id(data["id"]):
         # Not a notification with an odd field: a request whose id JSON-RPC does not allow.
-        message = "not a JSON-RPC 2.0 request (id must be a string or a number)"
-        return {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}}
+        said = "not a JSON-RPC 2.0 request (id must be a string or a number)"
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": said}}
     try:
-        return types.JSONRPCMessage.model_validate(data)
+        message = types.JSONRPCMessage.model_validate(data)
     except ValidationError as error:
         request_id = data.get("id") if isinstance(data, dict) else None
         valid_id = request_id if _valid_id(request_id) else None
@@ -88,26 +88,35 @@ def _refusal(line: bytes) -> dict[str, Any] | types.JSONRPCMessage:
             "id": valid_id,
             "error": {"code": INVALID_REQUEST, "message": f"not a JSON-RPC 2.0 request ({problems})"},
         }
+    request = message.root
+    if isinstance(request, types.JSONRPCRequest):
+        problem = params_problem(request.method, request.params)
+        if problem is not None:
+            code, said = problem
+            return {"jsonrpc": "2.0", "id": request.id, "error": {"code": code, "message": said}}
+    return message
 
 
 # Requests a session answers without its token being checked again (the handshake and liveness).
 UNCHECKED_METHODS = frozenset({"initialize", "ping"})
-UNAUTHORIZED = -32001
-TokenCheck = Callable[[], str | None]
+# Why a request cannot be served: a JSON-RPC error code and message (see mcp_stdio's session), or None.
+TokenCheck = Callable[[], tuple[int, str] | None]
 
 
 async def _refused(message: types.JSONRPCMessage, check: TokenCheck | None) -> dict[str, Any] | None:
-    """The answer to a request whose token stopped working since the session began, else None.
+    """The answer to a request the session cannot serve (its token does not work, or the database
+    does not answer), else None.
 
     The token is checked again on every request, so revoking or expiring it (or removing its
     person) takes effect in an open stdio session as on HTTP, not when the process restarts."""
     request = message.root
     if check is None or not isinstance(request, types.JSONRPCRequest) or request.method in UNCHECKED_METHODS:
         return None
-    why = await anyio.to_thread.run_sync(check)
-    if why is None:
+    refusal = await anyio.to_thread.run_sync(check)
+    if refusal is None:
         return None
-    return {"jsonrpc": "2.0", "id": request.id, "error": {"code": UNAUTHORIZED, "message": why}}
+    code, why = refusal
+    return {"jsonrpc": "2.0", "id": request.id, "error": {"code": code, "message": why}}
 
 
 async def _read_lines(
@@ -163,11 +172,11 @@ async def _stop_on_signal(reader: anyio.CancelScope) -> None:
             return
 
 
-async def serve_stdio(principal: Principal, on_ready: Any = None, check: TokenCheck | None = None) -> bool:
+async def serve_stdio(principal: PrincipalSource, on_ready: Any = None, check: TokenCheck | None = None) -> bool:
     """Serve until end of input or a signal. True if a signal ended it, leaving a thread blocked on stdin.
 
-    ``check`` says why the session's token no longer works (None while it does); it runs before
-    every request but the handshake."""
+    ``check`` says why a request cannot be served (None when it can); it runs before every request
+    but the handshake, and ``principal`` may be a function giving the principal it last found."""
     set_principal(principal)
     read_writer, read_stream = anyio.create_memory_object_stream[Any](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)

@@ -18,6 +18,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from mcp_api.context import reset_principal, set_principal
+from mcp_api.requests import params_problem
 from mcp_api.server import get_server
 from memory_platform import json_input
 from memory_platform.exceptions import (
@@ -115,6 +116,12 @@ def _mcp_endpoint(request: HttpRequest) -> HttpResponse:  # noqa: PLR0911 - one 
         return _error(400, PARSE_ERROR, error.message)
     if not isinstance(payload, dict | list):
         return _error(400, INVALID_REQUEST, "the body must be a JSON-RPC request object")
+    if isinstance(payload, dict) and isinstance(payload.get("method"), str) and "id" in payload:
+        problem = params_problem(payload["method"], payload.get("params"))
+        if problem is not None:  # answered as the library would (200), saying what is wrong
+            code, said = problem
+            body = {"jsonrpc": "2.0", "id": payload["id"], "error": {"code": code, "message": said}}
+            return JsonResponse(body, status=200)
     request.data = payload  # type: ignore[attr-defined]  # the library's handler reads it
 
     token = set_principal(principal)

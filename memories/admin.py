@@ -15,14 +15,17 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.timesince import timesince
 
 from memories import admin_history, services
 from memories.admin_decisions import DECISIONS, Decision, decide, decisions_for, status_since
-from memories.models import Memory, MemoryVersion, ScopeType, Status
+from memories.models import Memory, MemoryType, MemoryVersion, ScopeType, Status
 from memories.search import SearchParams, memory_search
 from memories.selectors import MemoryFilters
+from memory_platform import reasons
 from memory_platform.exceptions import DomainError, SearchUnavailable
+from organizations.admin_audit import Target, admin_url, audit_target, uuid_ids
 from organizations.admin_scoping import OrganizationScopedAdmin, ReadOnlyInline, organizations_for
 from organizations.principal import Principal
 from organizations.selectors import principal_for_user
@@ -59,9 +62,16 @@ class MemoryPartInline(ReadOnlyInline):
 
 class MemoryVersionInline(MemoryPartInline):
     model = MemoryVersion
-    fields = ("version", "change", "changed_fields", "actor", "reason", "created_at")
+    fields = ("version", "change", "changed_fields", "who", "reason", "created_at")
     readonly_fields = fields
     ordering = ["-version"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[MemoryVersion]:
+        return super().get_queryset(request).select_related("token", "user")
+
+    @admin.display(description="by")
+    def who(self, obj: MemoryVersion) -> str:
+        return obj.who
 
 
 class DeletedFilter(admin.SimpleListFilter):
@@ -80,9 +90,18 @@ class DeletedFilter(admin.SimpleListFilter):
 
 
 class MemoryAdminForm(forms.ModelForm):
-    """Saves through the services during validation, so a refused change shows as a form error."""
+    """Saves through the services during validation, so a refused change shows as a form error.
+
+    A change needs a reason, kept in the new version and the audit event, as every other decision."""
 
     request: HttpRequest
+
+    reason = forms.CharField(
+        required=False,
+        max_length=reasons.REASON_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 80}),
+        help_text="Why this change: kept in the memory's history and the audit log.",
+    )
 
     class Meta:
         model = Memory
@@ -102,15 +121,23 @@ class MemoryAdminForm(forms.ModelForm):
         data = {field: cleaned.get(field) for field in EDITABLE_FIELDS if field in self.fields}
         repository = data.pop("repository", None)
         data["repository"] = repository.slug if repository else None
+        reason = cleaned.get("reason", "")
         try:
+            reason = reasons.reason(reason)
             if self.instance._state.adding:
                 principal = _principal(self.request, cleaned["organization"])
-                self.saved, _ = services.memory_create(principal=principal, data=data, reason="admin")
+                self.saved, _ = services.memory_create(
+                    principal=principal, data=data, reason=reason or "written in the admin"
+                )
             else:
-                principal = _principal(self.request, self.instance)
                 changed = {field: data[field] for field in self.changed_data if field in data}
+                if changed and not reason:
+                    raise forms.ValidationError(
+                        {"reason": "Say why you change it: the reason is kept in its history and the audit log."}
+                    )
+                principal = _principal(self.request, self.instance)
                 self.saved = services.memory_update(
-                    principal=principal, memory_id=self.instance.pk, data=changed, reason="admin edit"
+                    principal=principal, memory_id=self.instance.pk, data=changed, reason=reason
                 )
         except DomainError as error:
             raise forms.ValidationError(error.message) from None
@@ -123,8 +150,10 @@ class MemoryAdminForm(forms.ModelForm):
         return None
 
 
-# How many memories a search by meaning shows, ranked (a changelist page holds 100).
+# How many memories a search by meaning shows, ranked (a changelist page holds 50), and how many it
+# ranks in each organization before the list's remaining filters narrow them.
 MEANING_RESULTS = 50
+MEANING_CANDIDATES = 200
 SEARCH_MODES = {"meaning": "by meaning", "words": "by words"}
 
 
@@ -192,9 +221,11 @@ class MemoryAdmin(OrganizationScopedAdmin):
 
     @staticmethod
     def tag_list(obj: Memory) -> str:
-        shown = obj.tags[:3]
-        more = f" +{len(obj.tags) - 3}" if len(obj.tags) > 3 else ""
-        return format_html_join(" ", '<span class="chip chip-tag">{}</span>', ((tag,) for tag in shown)) + more
+        chips = format_html_join(" ", '<span class="chip chip-tag">{}</span>', ((tag,) for tag in obj.tags[:3]))
+        if len(obj.tags) <= 3:
+            return chips
+        return format_html('{} <span class="chip chip-tag" title="{}">+{}</span>', chips, ", ".join(obj.tags[3:]),
+                           len(obj.tags) - 3)  # fmt: skip
 
     @admin.display(description="written", ordering="updated_at")
     def written(self, obj: Memory) -> str:
@@ -255,16 +286,34 @@ class MemoryAdmin(OrganizationScopedAdmin):
         return (found if ORDER_VAR in request.GET else found.order_by("search_rank", "pk")), False
 
     def _by_meaning(self, request: HttpRequest, queryset: QuerySet[Memory], query: str) -> list[Any]:
-        """The ids of the best matches among the organizations shown, best first."""
+        """The ids of the best matches among the memories the list shows (its filters applied), best first."""
         scored: list[tuple[float, Any]] = []
-        everything = MemoryFilters(status=list(Status.values), include_deleted=True, include_expired=True)
+        filters = self._search_filters(request)
         organizations = organizations_for(request).filter(pk__in=queryset.values("organization_id"))
         for organization in organizations:
             principal = principal_for_user(user=request.user, organization=organization)  # type: ignore[arg-type]
-            page = memory_search(principal, SearchParams(query=query, filters=everything, limit=MEANING_RESULTS))
+            params = SearchParams(query=query, filters=filters, limit=MEANING_CANDIDATES)
+            # A curator looking is not an agent using: the hits' access counts and freshness stay as they are.
+            page = memory_search(principal, params, counts_as_read=False)
             scored.extend((hit.relevance or 0.0, hit.memory.pk) for hit in page.hits)
         scored.sort(key=lambda pair: -pair[0])
-        return [pk for _, pk in scored[:MEANING_RESULTS]]
+        # The list's other filters (importance, date, organization) narrow the ranked memories.
+        shown = set(queryset.filter(pk__in=[pk for _, pk in scored]).values_list("pk", flat=True))
+        return [pk for _, pk in scored if pk in shown][:MEANING_RESULTS]
+
+    @staticmethod
+    def _search_filters(request: HttpRequest) -> MemoryFilters:
+        """The list's status, scope, type and deleted filters as the search's own, so the ranking
+        is done among the memories the list shows (not among all, then narrowed to a few)."""
+        chosen = request.GET
+        status = chosen.get("status__exact")
+        return MemoryFilters(
+            status=[status] if status in Status.values else list(Status.values),
+            scope_type=chosen.get("scope_type__exact") if chosen.get("scope_type__exact") in ScopeType.values else None,
+            memory_type=[kind] if (kind := chosen.get("memory_type__exact")) in MemoryType.values else [],
+            include_deleted=chosen.get("deleted") != "no",
+            include_expired=True,
+        )
 
     # --- one memory's page --------------------------------------------------------------------
 
@@ -303,8 +352,31 @@ class MemoryAdmin(OrganizationScopedAdmin):
         return format_html_join(" ", "{}", ((part,) for part in parts)) if parts else "Replaces nothing; not replaced."
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        editable = EDITABLE_FIELDS if obj is not None else ["organization", *EDITABLE_FIELDS]
-        return [*editable, *self.readonly_fields]
+        if obj is None:
+            return ["organization", *EDITABLE_FIELDS, "reason", *self.readonly_fields]
+        # A memory's status changes by its decision buttons (each with its reason page), not by a select.
+        return [*self._fields_changed_here, "reason", "status", *self.readonly_fields]
+
+    _fields_changed_here = [field for field in EDITABLE_FIELDS if field != "status"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        readonly = list(super().get_readonly_fields(request, obj))
+        return readonly if obj is None else ["status", *readonly]
+
+    @staticmethod
+    def _back_to(request: HttpRequest) -> str:
+        """Where the page was opened from (the review queue), if it said so and is one of ours."""
+        back_to = request.POST.get("next") or request.GET.get("next") or ""
+        return back_to if url_has_allowed_host_and_scheme(back_to, allowed_hosts={request.get_host()}) else ""
+
+    def response_change(self, request: HttpRequest, obj: Memory) -> HttpResponse:
+        # Edited from the review queue: back to it, whose first item is then the next to decide.
+        back_to = self._back_to(request)
+        stays = any(key in request.POST for key in ("_continue", "_addanother", "_saveasnew"))
+        if back_to and not stays:
+            self.message_user(request, f"Saved “{obj.title}”.", messages.SUCCESS)
+            return HttpResponseRedirect(back_to)
+        return super().response_change(request, obj)
 
     def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
         form_class = super().get_form(request, obj, change=change, **kwargs)
@@ -335,6 +407,7 @@ class MemoryAdmin(OrganizationScopedAdmin):
                 **(extra_context or {}),
                 "decisions": decisions_for(memory) if can_decide else [],
                 "status_since": status_since(memory),
+                "back_to": self._back_to(request),
             }
         return super().change_view(request, object_id, form_url, extra_context)
 
@@ -417,3 +490,9 @@ class MemoryAdmin(OrganizationScopedAdmin):
     @admin.action(description="Restore selected deleted memories…", permissions=["change"])
     def restore_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> TemplateResponse | None:
         return self._bulk(request, queryset, DECISIONS["restore"])
+
+
+@audit_target("memory")
+def _memories(ids: list[str]) -> dict[str, Target]:
+    found = Memory.objects.filter(pk__in=uuid_ids(ids)).values_list("pk", "title")
+    return {str(pk): Target(title, admin_url("admin:memories_memory_change", pk)) for pk, title in found}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
@@ -18,7 +17,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from memories import services
-from memories.models import Memory, Status
+from memories.models import Memory, MemoryVersion, Status
 from memory_platform import reasons
 from memory_platform.exceptions import DomainError
 from memory_platform.reasons import confirmation
@@ -147,14 +146,14 @@ def _carry_out(request: HttpRequest, memories: list[Memory], decision: Decision,
         messages.success(request, f"{decision.done} {done} {noun}. Reason kept: “{reason}”.")
 
 
-def status_since(memory: Memory) -> dict[str, Any] | None:
+def status_since(memory: Memory) -> MemoryVersion | None:
     """The version that gave the memory its current status: who, when and why (for the banner)."""
-    versions = memory.versions.order_by("-version").values(
-        "version", "snapshot__status", "actor", "reason", "created_at"
-    )
-    since: dict[str, Any] | None = None
-    for version in versions:
-        if version["snapshot__status"] != memory.status:
+    statuses = memory.versions.order_by("-version").values_list("version", "snapshot__status")
+    since: int | None = None
+    for number, status in statuses:
+        if status != memory.status:
             break
-        since = dict(version)
-    return since
+        since = number
+    if since is None:
+        return None
+    return memory.versions.select_related("token", "user").get(version=since)

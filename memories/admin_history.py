@@ -38,7 +38,7 @@ def _version(memory: Memory, number: object) -> MemoryVersion:
         parsed = validation.version_number(number)
     except DomainError as error:
         raise Http404(error.message) from None
-    version = MemoryVersion.objects.filter(memory=memory, version=parsed).first()
+    version = MemoryVersion.objects.filter(memory=memory, version=parsed).select_related("token", "user").first()
     if version is None:
         raise Http404(f"memory {memory.pk} has no version {parsed}")
     return version
@@ -46,7 +46,7 @@ def _version(memory: Memory, number: object) -> MemoryVersion:
 
 def history(request: HttpRequest, memory: Memory, *, can_revert: bool) -> TemplateResponse:
     """Every version, newest first, with two radio columns to pick the versions to compare."""
-    versions = list(memory.versions.order_by("-version"))
+    versions = list(memory.versions.order_by("-version").select_related("token", "user"))
     return TemplateResponse(
         request,
         "admin/memories/memory/versions.html",

@@ -30,7 +30,7 @@ from memory_platform.exceptions import DomainError, ValidationError
 from organizations.audit import audit_event
 from organizations.models import Repository
 from organizations.principal import Principal
-from organizations.services import repository_get_or_create
+from organizations.services import repository_for_write
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class BatchEntryResult:
         return self.error is None
 
 
-_BATCH_ENTRY_CONTROL = ("id", "idempotency_key")
+_BATCH_ENTRY_CONTROL = ("id", "idempotency_key", "create_repository")
 
 
 @transaction.atomic
@@ -131,6 +131,7 @@ def memory_batch_create(
                     memory_id=item.memory_id,
                     idempotency_key=item.key,
                     embedding=vector_for[index],
+                    create_repository=item.create_repository,
                 )
             results[index] = BatchEntryResult(index=index, memory=memory)
         except DomainError as error:
@@ -183,6 +184,7 @@ class _Entry:
     new: NewMemory
     key: str | None
     memory_id: uuid.UUID | None
+    create_repository: bool
 
 
 def _parse_entry(principal: Principal, index: int, entry: object) -> _Entry:
@@ -195,7 +197,10 @@ def _parse_entry(principal: Principal, index: int, entry: object) -> _Entry:
     key = validation.idempotency_key(entry.get("idempotency_key"))
     raw_id = entry.get("id")
     wanted_id = validation.memory_id(raw_id) if raw_id not in (None, "") else None
-    return _Entry(index=index, data=data, new=new, key=key, memory_id=wanted_id)
+    create_repository = entry.get("create_repository", False)
+    if not isinstance(create_repository, bool):
+        raise ValidationError("create_repository must be true or false", details={"field": "create_repository"})
+    return _Entry(index=index, data=data, new=new, key=key, memory_id=wanted_id, create_repository=create_repository)
 
 
 def _plan_batch(
@@ -237,6 +242,8 @@ def _plan_batch(
             one_by_one.append(item.index)
             continue
         try:
+            if item.memory_id is not None:
+                validation.new_memory_id(item.memory_id)
             check_scope(principal, item.new.scope_type)
             check_status_allowed(principal, item.new.status)
         except DomainError as error:
@@ -249,9 +256,11 @@ def _plan_batch(
 def _batch_repositories(
     principal: Principal, bulk: list[_Entry], results: dict[int, BatchEntryResult]
 ) -> dict[str, Repository]:
-    """The repositories the batch's new memories name, the missing ones created (once per batch).
+    """The repositories the batch's new memories name, the missing ones created (once per batch)
+    when an entry naming them asks for it with ``create_repository``.
 
-    Entries naming a repository that cannot be created get their error in ``results``.
+    Entries naming a repository that does not exist (and none asked to create), or that cannot be
+    created, get their error in ``results``.
     """
     slugs = {item.new.repository for item in bulk if item.new.repository}
     repositories: dict[str, Repository] = (
@@ -259,10 +268,11 @@ def _batch_repositories(
         if slugs
         else {}
     )
-    for slug in sorted(slugs - set(repositories)):  # the first memory naming a repository creates it
+    wanted = {item.new.repository for item in bulk if item.new.repository and item.create_repository}
+    for slug in sorted(slugs - set(repositories)):
         try:
             with transaction.atomic():
-                repositories[slug] = repository_get_or_create(principal=principal, slug=slug)
+                repositories[slug] = repository_for_write(principal=principal, slug=slug, create=slug in wanted)
         except DomainError as error:
             for item in bulk:
                 if item.new.repository == slug:

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
@@ -31,11 +32,12 @@ def embedding_text(title: str, content: str) -> str:
 
 
 def embed_texts(texts: Sequence[str]) -> list[list[float]] | None:
-    """Vectors for ``texts``, or None when the provider is unavailable (the caller defers)."""
+    """Vectors for ``texts``, or None when the provider is unavailable or slower than a write may
+    wait (``EMBEDDING_WRITE_WAIT_SECONDS``): the caller stores the memory pending."""
     if not texts:
         return []
     try:
-        return get_provider().embed(texts)
+        return get_provider().embed_within(texts, settings.EMBEDDING_WRITE_WAIT_SECONDS)
     except EmbeddingError as error:
         logger.warning("embedding deferred: %s", error)
         return None

@@ -9,7 +9,9 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.lookups import IsNull
 from django.utils import timezone
 from pgvector.django import HnswIndex
 
@@ -138,6 +140,15 @@ class Memory(models.Model):
             GinIndex(fields=["tags"], name="memory_tags_gin"),
             GinIndex(fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"]),
             GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
+            # Search reads a memory written in a conversation session next to its neighbours in that
+            # session (memories.search.features); only memories with a session are in this index.
+            models.Index(
+                F("organization"),
+                KeyTextTransform("session", "source"),
+                F("created_at"),
+                name="memory_session_order_idx",
+                condition=Q(IsNull(KeyTextTransform("session", "source"), False)),
+            ),
             HnswIndex(
                 name="memory_embedding_hnsw",
                 fields=["embedding"],
@@ -246,6 +257,16 @@ class MemoryVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.memory_id} v{self.version}"
+
+    @property
+    def who(self) -> str:
+        """Who wrote the version, as a person reads it: the agent token's name, or the person's.
+        (Load ``token`` and ``user`` with the version when listing many.)"""
+        if self.token_id is not None and self.token is not None and self.token.name:
+            return f"{self.token.name} ({self.actor.removeprefix('token ')})"
+        if self.user_id is not None and self.user is not None:
+            return self.user.get_username()
+        return self.actor
 
 
 class RecallBundle(models.Model):

@@ -4,8 +4,11 @@ Layers, in priority order (a lower layer only gets the budget the layers above l
 1. pinned and identity memories: tagged ``pinned``, ``metadata.pinned`` true, or user context;
 2. memories tagged with a requested phase, then the rules curators stand behind (locked, then
    verified), by importance;
-3. memories relevant to the query (or to the phase names), from hybrid search.
-Entries that do not fit are dropped whole; smaller later ones may still fit.
+3. memories relevant to the query (or to the phase names), from hybrid search, best first: only
+   those scoring at least ``min_score`` (by default RECALL_MIN_SCORE), so a task nothing matches
+   gets none, never the organization's other memories to fill the budget.
+Each entry says why it is there: pinned, identity, the rule it is (phase, locked, verified), or
+relevant with its score. Entries that do not fit are dropped whole; smaller later ones may still fit.
 
 Everything here reads; keeping a bundle under an idempotency key is memories.recall_bundles.
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Case, IntegerField, Q, Value, When
 
 from memories.models import Memory, MemoryType, RecallBundle, Status
@@ -31,6 +35,14 @@ DEFAULT_BUDGET = 4096
 LAYER_LIMIT = 200
 RELEVANT_LIMIT = 40
 ENTRY_MAX_CHARS = 1200
+
+
+def _floor(min_score: Any) -> float:
+    if min_score is None:
+        return float(settings.RECALL_MIN_SCORE)
+    if isinstance(min_score, bool) or not isinstance(min_score, int | float) or not 0 <= min_score <= 1:
+        raise ValidationError("min_score must be a number from 0 to 1 (leave it out for the default floor)")
+    return float(min_score)
 
 
 def _validate(phases: Any, query: Any, budget_tokens: Any) -> tuple[list[str], str, int]:
@@ -52,27 +64,38 @@ def _validate(phases: Any, query: Any, budget_tokens: Any) -> tuple[list[str], s
     return [p.strip().lower() for p in phases], query, budget_tokens
 
 
-def _entry(memory: Memory) -> str:
+def _entry(memory: Memory, why: str) -> str:
     content = " ".join(memory.current_content.split())
     if len(content) > ENTRY_MAX_CHARS:
         content = content[:ENTRY_MAX_CHARS].rsplit(" ", 1)[0] + " …"
     scope = f"{memory.scope_type}:{memory.repository.slug}" if memory.repository else memory.scope_type
     return (
         f"- **{memory.title}** ({memory.memory_type}, {memory.status}, importance {memory.importance}, {scope}, "
-        f"id `{memory.id}`)\n  {content}\n"
+        f"id `{memory.id}`; {why})\n  {content}\n"
     )
 
 
-def _pinned(principal: Principal) -> Iterable[Memory]:
+Entry = tuple[Memory, str]  # a memory and why it is in the bundle
+
+
+def _pinned(principal: Principal) -> Iterable[Entry]:
     pinned = Q(tags__contains=["pinned"]) | Q(metadata__contains={"pinned": True})
     pinned |= Q(memory_type=MemoryType.USER_CONTEXT)
-    return memory_list(principal).filter(pinned)[:LAYER_LIMIT]
+    for memory in memory_list(principal).filter(pinned)[:LAYER_LIMIT]:
+        yield memory, "identity" if memory.memory_type == MemoryType.USER_CONTEXT else "pinned"
 
 
-def _rules(principal: Principal, phases: list[str]) -> Iterable[Memory]:
+def _rule_reason(memory: Memory, phases: list[str]) -> str:
+    tagged = [phase for phase in phases if phase in memory.tags]
+    if tagged:
+        return f"rule for phase {', '.join(tagged)}"
+    return f"rule: {memory.status}"
+
+
+def _rules(principal: Principal, phases: list[str]) -> Iterable[Entry]:
     condition = Q(status__in=[Status.LOCKED, Status.VERIFIED])
     phase_match = Q(tags__overlap=phases) if phases else Q(pk__in=[])
-    return (
+    rules = (
         memory_list(principal)
         .filter(condition | phase_match)
         .annotate(
@@ -81,14 +104,17 @@ def _rules(principal: Principal, phases: list[str]) -> Iterable[Memory]:
         )
         .order_by("phase_first", "locked_first", "-importance", "-created_at")[:LAYER_LIMIT]
     )
+    return [(memory, _rule_reason(memory, phases)) for memory in rules]
 
 
-def _relevant(principal: Principal, text: str) -> Iterable[Memory]:
-    page = memory_search(principal, SearchParams(query=text, filters=MemoryFilters(), limit=RELEVANT_LIMIT))
-    return [hit.memory for hit in page.hits]
+def _relevant(principal: Principal, text: str, floor: float) -> Iterable[Entry]:
+    params = SearchParams(query=text, filters=MemoryFilters(), limit=RELEVANT_LIMIT, min_score=floor)
+    return [(hit.memory, f"relevant, score {hit.score or 0:.2f}") for hit in memory_search(principal, params).hits]
 
 
-def recall_bundle_build(principal: Principal, phases: list[str], query: str, budget_tokens: int) -> str:
+def recall_bundle_build(
+    principal: Principal, phases: list[str], query: str, budget_tokens: int, min_score: float | None = None
+) -> str:
     focus = query or " ".join(phases)
     header = f"# Memory recall for {principal.organization.slug}\n"
     if phases:
@@ -99,17 +125,19 @@ def recall_bundle_build(principal: Principal, phases: list[str], query: str, bud
     used = count_tokens(header)
     sections: list[str] = []
     seen: set[Any] = set()
-    for heading, memories in (
+    floor = _floor(min_score)
+    relevant = list(_relevant(principal, focus, floor))
+    for heading, entries in (
         ("## Pinned and identity", _pinned(principal)),
         ("## Rules to follow (for your phases first, then locked, then verified)", _rules(principal, phases)),
-        (f"## Relevant to: {focus}", _relevant(principal, focus)),
+        (f"## Relevant to: {focus}", relevant),
     ):
         heading_cost = count_tokens(heading + "\n")
         lines: list[str] = []
-        for memory in memories:
+        for memory, why in entries:
             if memory.pk in seen:
                 continue
-            line = _entry(memory)
+            line = _entry(memory, why)
             cost = count_tokens(line) + (0 if lines else heading_cost)
             if used + cost > budget_tokens:
                 continue
@@ -118,8 +146,15 @@ def recall_bundle_build(principal: Principal, phases: list[str], query: str, bud
             seen.add(memory.pk)
         if lines:
             sections.append(heading + "\n" + "".join(lines))
-    if not sections:
-        sections.append("_No memories matched, or none fit in the budget._\n")
+    notes = []
+    if not relevant:
+        notes.append(f"_No other memory is relevant to this task (none scored at least {floor:g})._\n")
+    elif not sections:
+        notes.append("_No memories fit in the budget._\n")
+    for note in notes:  # said when it fits
+        if used + count_tokens(note) + 1 <= budget_tokens:
+            used += count_tokens(note) + 1
+            sections.append(note)
     return header + "\n" + "\n".join(sections)
 
 
@@ -130,17 +165,21 @@ def memory_recall(
     query: Any = None,
     budget_tokens: Any = DEFAULT_BUDGET,
     idempotency_key: Any = None,
+    min_score: Any = None,
 ) -> str:
-    """The bundle as markdown. With ``idempotency_key``, a repeat returns the stored bundle unchanged."""
+    """The bundle as markdown. With ``idempotency_key``, a repeat returns the stored bundle unchanged.
+
+    ``min_score`` is the floor of the relevant layer (default RECALL_MIN_SCORE)."""
     phases, query, budget_tokens = _validate(phases, query, budget_tokens)
+    floor = _floor(min_score)
     if idempotency_key is not None and (not isinstance(idempotency_key, str) or not idempotency_key.strip()):
         raise ValidationError("idempotency_key must be non-empty text")
     if not idempotency_key:
-        return recall_bundle_build(principal, phases, query, budget_tokens)
+        return recall_bundle_build(principal, phases, query, budget_tokens, floor)
     stored = recall_bundle_stored(principal, idempotency_key)
     if stored is not None:
         return stored
-    bundle = recall_bundle_build(principal, phases, query, budget_tokens)
+    bundle = recall_bundle_build(principal, phases, query, budget_tokens, floor)
     return recall_bundle_record(principal=principal, key=idempotency_key, bundle=bundle)
 
 

@@ -21,6 +21,7 @@ from memory_platform import pagination
 from memory_platform.exceptions import NotFound, ValidationError
 from memory_platform.pagination import Keyset, Kind
 from organizations.principal import Principal
+from organizations.selectors import STATUS_REPOSITORIES_SHOWN, repository_list, repository_named
 
 
 def memory_visibility_q(principal: Principal) -> Q:
@@ -179,9 +180,17 @@ def memory_filter(queryset: QuerySet[Memory], filters: MemoryFilters) -> QuerySe
     return queryset
 
 
+def check_filters(principal: Principal, filters: MemoryFilters) -> None:
+    """Refuse filters that name what the organization does not have (a typo'd repository would
+    otherwise filter as if it were any repository, silently)."""
+    if filters.repository:
+        repository_named(principal, filters.repository, field="filters.repository")
+
+
 def memory_list(principal: Principal, filters: MemoryFilters | None = None) -> QuerySet[Memory]:
     """Visible memories matching the filters, most important and newest first."""
     filters = filters or MemoryFilters()
+    check_filters(principal, filters)
     queryset = memory_visible_queryset(principal, include_deleted=filters.include_deleted)
     return (
         memory_filter(queryset, filters)
@@ -313,4 +322,5 @@ def memory_status_report(principal: Principal) -> dict[str, Any]:
         "embedding": {**provider.describe(), "pending_memories": pending},
         "worker": worker,
         "memories": {"total": sum(by_status.values()), "by_status": by_status, "by_type": by_type},
+        "repositories": list(repository_list(principal).values_list("slug", flat=True)[:STATUS_REPOSITORIES_SHOWN]),
     }

@@ -25,7 +25,7 @@ from memory_platform.exceptions import Conflict, NotFound, ValidationError
 from organizations.audit import audit_record
 from organizations.models import Repository, Role
 from organizations.principal import Principal
-from organizations.services import repository_get_or_create
+from organizations.services import repository_for_write
 
 
 class _Compute:
@@ -80,6 +80,7 @@ def memory_create(
     organization: str | None = None,
     reason: str = "",
     embedding: Vector | _Compute = COMPUTE,
+    create_repository: bool = False,
 ) -> tuple[Memory, bool]:
     """Create a memory; returns it and whether this call created it.
 
@@ -89,6 +90,7 @@ def memory_create(
     With ``idempotency_key``, a retry of the same request returns the memory created the first time,
     and the same key with different content is a conflict; this holds under concurrent requests.
     ``embedding`` is for batch writes that embedded many texts at once (None: provider was down).
+    A ``repository`` must exist unless ``create_repository`` asks for it to be created.
     """
     principal.check_organization(organization)
     check_can_write(principal)
@@ -102,15 +104,9 @@ def memory_create(
             return existing, False
 
     if wanted_id is not None:
-        current = Memory.objects.filter(pk=wanted_id).select_related("organization").first()
-        if current is not None:
-            if not memory_visible_queryset(principal, include_deleted=True).filter(pk=wanted_id).exists():
-                raise Conflict(f"id {wanted_id} cannot be used; omit id and the server will choose one")
-            if current.deleted_at is not None:
-                raise Conflict(f"memory {wanted_id} was deleted; ask a curator to restore it, or write without an id")
-            fields = {k: v for k, v in data.items() if v is not None}
-            updated = memory_update(principal=principal, memory_id=wanted_id, data=fields, reason=reason or "upsert")
-            return updated, False
+        upserted = _upsert_existing(principal, wanted_id, data, new, reason=reason, create_repository=create_repository)
+        if upserted is not None:
+            return upserted, False
 
     if isinstance(embedding, _Compute):
         # Embedded before the transaction opens, so no lock is held while the model runs.
@@ -119,7 +115,13 @@ def memory_create(
     try:
         with transaction.atomic():
             inserted = _insert(
-                principal=principal, new=new, memory_id=wanted_id, key=key, reason=reason, vector=embedding
+                principal=principal,
+                new=new,
+                memory_id=wanted_id,
+                key=key,
+                reason=reason,
+                vector=embedding,
+                create_repository=create_repository,
             )
             return inserted, True
     except IntegrityError as exc:
@@ -131,6 +133,35 @@ def memory_create(
         if wanted_id is not None and Memory.objects.filter(pk=wanted_id).exists():
             raise Conflict(f"memory {wanted_id} was created concurrently; retry the request") from exc
         raise
+
+
+def _upsert_existing(
+    principal: Principal,
+    wanted_id: uuid.UUID,
+    data: Mapping[str, object],
+    new: NewMemory,
+    *,
+    reason: str,
+    create_repository: bool,
+) -> Memory | None:
+    """An upsert's update: the memory with this id, updated, or None when it is to be created."""
+    current = Memory.objects.filter(pk=wanted_id).first()
+    visible = (
+        current is not None and memory_visible_queryset(principal, include_deleted=True).filter(pk=wanted_id).exists()
+    )
+    if not visible:
+        # Creating with this id, as far as the caller can tell: it must be one nobody could predict.
+        validation.new_memory_id(wanted_id)
+    if current is None:
+        return None
+    if not visible:
+        raise Conflict(f"id {wanted_id} cannot be used; omit id and the server will choose one")
+    if current.deleted_at is not None:
+        raise Conflict(f"memory {wanted_id} was deleted; ask a curator to restore it, or write without an id")
+    fields = {k: v for k, v in data.items() if v is not None}
+    if create_repository and new.repository:
+        repository_for_write(principal=principal, slug=new.repository, create=True)
+    return memory_update(principal=principal, memory_id=wanted_id, data=fields, reason=reason or "upsert")
 
 
 def _embed(title: str, content: str) -> Vector:
@@ -162,11 +193,22 @@ def _memory_for_idempotency_key(principal: Principal, key: str, new: NewMemory) 
 
 
 def _insert(
-    *, principal: Principal, new: NewMemory, memory_id: uuid.UUID | None, key: str | None, reason: str, vector: Vector
+    *,
+    principal: Principal,
+    new: NewMemory,
+    memory_id: uuid.UUID | None,
+    key: str | None,
+    reason: str,
+    vector: Vector,
+    create_repository: bool = False,
 ) -> Memory:
     check_scope(principal, new.scope_type)
     check_status_allowed(principal, new.status)
-    repository = repository_get_or_create(principal=principal, slug=new.repository) if new.repository else None
+    repository = (
+        repository_for_write(principal=principal, slug=new.repository, create=create_repository)
+        if new.repository
+        else None
+    )
     memory = new_row(principal=principal, new=new, memory_id=memory_id, key=key, repository=repository)
     apply_embedding(memory, vector)
     memory.save(force_insert=True)
@@ -264,7 +306,7 @@ def _embed_changes(memory: Memory, changes: Mapping[str, Any]) -> tuple[bool, Ve
 def _set_changes(principal: Principal, locked: Memory, changes: dict[str, Any], embeds: bool, vector: Vector) -> None:
     """Set planned changes on the locked row, and its new embedding if the text changed."""
     if changes.get("repository"):
-        changes["repository"] = repository_get_or_create(principal=principal, slug=changes["repository"])
+        changes["repository"] = repository_for_write(principal=principal, slug=changes["repository"])
     for field, value in changes.items():
         setattr(locked, field, value)
     if embeds:

@@ -224,6 +224,26 @@ def memory_id(value: Any, field: str = "id") -> uuid.UUID:
         ) from None
 
 
+RANDOM_UUID_VERSIONS = (4, 7)
+
+
+def new_memory_id(value: uuid.UUID, field: str = "id") -> uuid.UUID:
+    """A client-chosen id for a new memory: random (UUID version 4 or 7), never predictable.
+
+    Memory ids are unique across organizations. A predictable id (name-based v3/v5, or v1 from a clock
+    and a MAC address) could be claimed first by another organization, and whether it is taken would
+    tell that organization something; a random one can be neither guessed nor pre-claimed.
+    """
+    if value.version not in RANDOM_UUID_VERSIONS:
+        raise ValidationError(
+            f"{field} '{value}' is a version {value.version or 'unknown'} UUID; a new memory's id must be random "
+            "(UUID version 4 or 7). Omit id and the server will choose one, or send an idempotency_key to make "
+            "retries safe",
+            details={"field": field},
+        )
+    return value
+
+
 def idempotency_key(value: Any) -> str | None:
     if value is None:
         return None

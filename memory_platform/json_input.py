@@ -18,7 +18,9 @@ import json
 import re
 from typing import Any
 
+from django import forms
 from django.conf import settings
+from django.forms.fields import InvalidJSONInput
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -74,3 +76,36 @@ def check(value: Any) -> None:
 def _too_deep() -> JsonInputError:
     limit = settings.JSON_MAX_DEPTH
     return JsonInputError(f"the body is nested more than {limit} levels deep; nothing the platform reads is that deep")
+
+
+class CheckedJSONFormField(forms.JSONField):
+    """A form's JSON field held to the same rules, so the admin answers a too deep or broken value
+    with a form error (not a server error)."""
+
+    def to_python(self, value: Any) -> Any:
+        if self.disabled or value in self.empty_values or not isinstance(value, str):
+            return super().to_python(value)
+        try:
+            loads(value)
+        except JsonInputError as error:
+            raise forms.ValidationError(error.message.replace("the body", "this value"), code="invalid") from None
+        return super().to_python(value)
+
+    def bound_data(self, data: Any, initial: Any) -> Any:
+        # The form shown again after an error holds what was typed: not decoded again (a deep value
+        # would exhaust recursion once more), and with lone surrogates replaced (no page can encode them).
+        if self.disabled or not isinstance(data, str):
+            return super().bound_data(data, initial)
+        try:
+            loads(data)
+        except JsonInputError:
+            return InvalidJSONInput(_SURROGATE.sub("\ufffd", data))
+        return super().bound_data(data, initial)
+
+    def has_changed(self, initial: Any, data: Any) -> bool:
+        if isinstance(data, str):
+            try:
+                loads(data)
+            except JsonInputError:
+                return True
+        return bool(super().has_changed(initial, data))

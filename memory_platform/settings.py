@@ -94,6 +94,7 @@ INSTALLED_APPS = [
     "knowledge",
     "instructions",
     "lifecycle",
+    "code_index",
     "curation",
     "mcp_api",
     "rest_api",
@@ -228,16 +229,31 @@ EMBEDDING_TIMEOUT = float(env_int("EMBEDDING_TIMEOUT", 30))
 # After a failed call to an HTTP embedding endpoint, calls fail at once for this long (writes go to
 # pending, search to keywords), then one call probes it (memories/embeddings/http.py).
 EMBEDDING_RETRY_SECONDS = float(env_int("EMBEDDING_RETRY_SECONDS", 30))
+# How long a write, and a search, wait for an HTTP endpoint's vector before going on without it (the
+# memory stored pending and embedded in the background; the search answered from keywords, saying so).
+# EMBEDDING_TIMEOUT still bounds the call itself, which background work waits out.
+EMBEDDING_WRITE_WAIT_SECONDS = env_int("EMBEDDING_WRITE_WAIT_MS", 500) / 1000
+EMBEDDING_QUERY_WAIT_SECONDS = env_int("EMBEDDING_QUERY_WAIT_MS", 1000) / 1000
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0)
 
-# Search. Weights of the two rankings in reciprocal-rank fusion, how many candidates each
-# retriever contributes, and below how many rows a scope is scanned exactly instead of via HNSW.
-SEARCH_FUSION = env_str("SEARCH_FUSION", "score")
+# Search. How hybrid search ranks (the calibrated model, or a legacy fusion), the weights of meaning
+# and words, how many candidates each retriever contributes, and below how many rows a scope is
+# scanned exactly instead of via HNSW.
+SEARCH_FUSION = env_str("SEARCH_FUSION", "model")
 SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 1.0)
 SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.5)
 SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 100)
 SEARCH_EXACT_SCAN_LIMIT = env_int("SEARCH_EXACT_SCAN_LIMIT", 10000)
 SEARCH_HNSW_EF_SEARCH = env_int("SEARCH_HNSW_EF_SEARCH", 100)
+# How many of hybrid search's best first-pass candidates the ranking model scores (whatever the page
+# size); the rest follow only with min_score 0, unscored.
+SEARCH_RERANK_POOL = env_int("SEARCH_RERANK_POOL", 30)
+# The default floor of a search with a query, and of recall's "relevant" layer: results whose
+# calibrated score (the estimated probability that they are relevant) is lower are left out.
+# Chosen on LoCoMo by bench/locomo.py (see the README): the floor rejects most questions asked of
+# another conversation while costing own-conversation R@10 under one point.
+SEARCH_MIN_SCORE = env_float("SEARCH_MIN_SCORE", 0.01)
+RECALL_MIN_SCORE = env_float("RECALL_MIN_SCORE", 0.01)
 
 # Celery: Redis in production; with no REDIS_URL a broker kept in files (CELERY_BROKER_DIR, by default
 # DATA_DIR/broker), so a local worker and beat run with nothing else installed.
@@ -301,6 +317,12 @@ CELERY_BEAT_SCHEDULE: dict[str, object] = {
         "schedule": float(env_int("CONSOLIDATION_INTERVAL_SECONDS", 3600)),
         "options": {"expires": 600.0},
     },
+    # Watched code indexes are re-scanned, and runs a dead worker left open are closed.
+    "code-index-watch": {
+        "task": "code_index.tasks.code_index_watch",
+        "schedule": float(env_int("CODE_INDEX_WATCH_INTERVAL_SECONDS", 60)),
+        "options": {"expires": 60.0},
+    },
 }
 
 # Consolidation (lifecycle/detection.py says what each threshold means; bench/consolidation.py measured them).
@@ -319,6 +341,39 @@ DECAY_HALF_LIFE_DAYS = env_int("DECAY_HALF_LIFE_DAYS", 30)
 DECAY_STALE_FRESHNESS = env_float("DECAY_STALE_FRESHNESS", 0.1)
 DECAY_STALE_DAYS = env_int("DECAY_STALE_DAYS", 90)
 DECAY_STALE_PER_RUN = env_int("DECAY_STALE_PER_RUN", 200)
+
+# Code indexing (code_index/). Directories agents may have indexed with code-index's `path`,
+# comma-separated; `acme=/srv/acme` is for that organization only. Empty: path indexing is off and
+# agents send their files (manifest sync) instead. The host's operator (manage.py code_index) may
+# index any directory.
+CODE_INDEX_ROOTS = env_list("CODE_INDEX_ROOTS", [])
+# Left out of every index, in .gitignore syntax, besides each repository's own .gitignore files:
+# version control, dependencies, virtual environments, caches, build output, lock files, secrets.
+CODE_INDEX_IGNORE = env_list(
+    "CODE_INDEX_IGNORE",
+    [
+        ".git/", ".hg/", ".svn/", "node_modules/", "bower_components/", "vendor/", "venv/", ".venv/",
+        "__pycache__/", ".mypy_cache/", ".pytest_cache/", ".ruff_cache/", ".tox/", ".nox/", ".cache/",
+        "*.egg-info/", "dist/", "build/", "target/", ".next/", ".nuxt/", ".gradle/", ".terraform/",
+        "coverage/", "htmlcov/", ".idea/", "*.min.js", "*.min.css", "*.map", "package-lock.json",
+        "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "uv.lock", "Cargo.lock", "composer.lock", "Gemfile.lock",
+        ".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_ed25519*",
+    ],
+)  # fmt: skip
+CODE_INDEX_MAX_FILE_BYTES = env_int("CODE_INDEX_MAX_FILE_BYTES", 500_000)  # larger files are skipped
+CODE_INDEX_MAX_FILES = env_int("CODE_INDEX_MAX_FILES", 50_000)  # files one index may hold
+# One `files` call of a manifest sync: at most this many files and bytes of content (with JSON's
+# escaping, a full batch stays under MCP_MAX_BODY_BYTES).
+CODE_INDEX_UPLOAD_MAX_FILES = env_int("CODE_INDEX_UPLOAD_MAX_FILES", 200)
+CODE_INDEX_UPLOAD_MAX_BYTES = env_int("CODE_INDEX_UPLOAD_MAX_BYTES", 600_000)
+CODE_INDEX_WATCH_INTERVAL_SECONDS = env_int("CODE_INDEX_WATCH_INTERVAL_SECONDS", 60)
+# A run that waited this long for the agent's files, or for a worker, is closed as failed.
+CODE_INDEX_STALE_SECONDS = env_int("CODE_INDEX_STALE_SECONDS", 3600)
+# Hybrid code search's weights (bench/code_search.py: on django.db's docstring queries keyword 1.0
+# beat the memories' 1.5, MRR@10 0.454 against 0.431).
+CODE_SEARCH_VECTOR_WEIGHT = env_float("CODE_SEARCH_VECTOR_WEIGHT", 1.0)
+CODE_SEARCH_KEYWORD_WEIGHT = env_float("CODE_SEARCH_KEYWORD_WEIGHT", 1.0)
+CODE_SEARCH_CONTENT_MAX_CHARS = env_int("CODE_SEARCH_CONTENT_MAX_CHARS", 1500)  # of each result's content
 
 # MCP (Streamable HTTP at /mcp, stdio via `manage.py mcp_stdio`).
 # Browsers may call /mcp only from these origins (besides the server's own host): a defence
@@ -366,6 +421,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "MemoryStatusEnum": "memories.models.Status.choices",
         "HealthEnum": [("ok", "ok"), ("degraded", "degraded")],
+        "CodeRunStatusEnum": "code_index.models.RunStatus.choices",
+        "CodeRunPhaseEnum": "code_index.models.RunPhase.choices",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -6,6 +6,10 @@ The titles and status changes are read in the page's own query (subqueries by pr
 
 from __future__ import annotations
 
+import contextlib
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.apps import apps
@@ -23,12 +27,69 @@ from django.utils.timezone import localtime
 from organizations.admin_scoping import OrganizationScopedAdmin, organizations_for
 from organizations.models import AuditEvent, Role
 
-# What an event's target_type names, and the admin page of such an object.
-TARGET_PAGES = {
-    "memory": "admin:memories_memory_change",
-    "consolidation_proposal": "admin:lifecycle_consolidationproposal_change",
-    "membership": "admin:organizations_membership_change",
-}
+# What each kind of audited object is called and where its page is: registered by the app that owns
+# the kind (``audit_target``), so this module names no other app's models.
+TargetResolver = Callable[[list[str]], dict[str, "Target"]]
+_RESOLVERS: dict[str, TargetResolver] = {}
+
+
+@dataclass(frozen=True)
+class Target:
+    label: str
+    url: str | None = None
+
+
+def audit_target(target_type: str) -> Callable[[TargetResolver], TargetResolver]:
+    """Register how the events' ``target_id``s of one kind become names and links, a page at a time
+    (one query per kind, whatever the number of events)."""
+
+    def register(resolver: TargetResolver) -> TargetResolver:
+        _RESOLVERS[target_type] = resolver
+        return resolver
+
+    return register
+
+
+def admin_url(name: str, *args: object) -> str | None:
+    try:
+        return reverse(name, args=args)
+    except NoReverseMatch:
+        return None
+
+
+def integer_ids(ids: list[str]) -> list[int]:
+    return [int(i) for i in ids if i.isdigit()]
+
+
+def uuid_ids(ids: list[str]) -> list[uuid.UUID]:
+    parsed = []
+    for value in ids:
+        with contextlib.suppress(ValueError):
+            parsed.append(uuid.UUID(value))
+    return parsed
+
+
+def resolve_targets(events: list[AuditEvent]) -> None:
+    """Give each event of a page its ``target_object``: the object's name and link, or None when
+    the object is gone (the event's own data still names it)."""
+    by_type: dict[str, set[str]] = {}
+    for event in events:
+        by_type.setdefault(event.target_type, set()).add(event.target_id)
+    found: dict[tuple[str, str], Target] = {}
+    for target_type, ids in by_type.items():
+        resolver = _RESOLVERS.get(target_type)
+        if resolver is not None:
+            for target_id, target in resolver(sorted(ids)).items():
+                found[(target_type, target_id)] = target
+    for event in events:
+        event.target_object = found.get((event.target_type, event.target_id))  # type: ignore[attr-defined]
+
+
+def actor_label(actor: str, token_name: str | None, username: str | None) -> str:
+    """How a person reads an actor: the agent token's name, or the person's (the raw label otherwise)."""
+    if token_name:
+        return f"{token_name} ({actor.removeprefix('token ')})"
+    return username or actor
 
 
 class ActorFilter(admin.SimpleListFilter):
@@ -39,8 +100,9 @@ class ActorFilter(admin.SimpleListFilter):
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
         events = AuditEvent.objects.filter(organization__in=organizations_for(request, Role.CURATOR))
-        actors = events.order_by("actor").values_list("actor", flat=True).distinct()[:100]
-        return [(actor, actor) for actor in actors]
+        actors = events.order_by("actor").values_list("actor", "token__name", "user__username").distinct()[:100]
+        named = {actor: actor_label(actor, token_name, username) for actor, token_name, username in actors}
+        return sorted(named.items(), key=lambda item: item[1].lower())
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         return queryset.filter(actor=self.value()) if self.value() else queryset
@@ -51,9 +113,8 @@ def _memory_of_event() -> Cast:
 
 
 def with_targets(events: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
-    """Each event with its memory's title and, for a status change, the status before and after
-    (read from the versions the event names), in the query of the page itself."""
-    memory_model = apps.get_model("memories", "Memory")
+    """Each event with, for a status change, the status before and after (read from the versions
+    the event names), in the query of the page itself."""
     version_model = apps.get_model("memories", "MemoryVersion")
     version = Cast(KeyTextTransform("version", "data"), IntegerField())
 
@@ -67,9 +128,7 @@ def with_targets(events: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
         )
 
     about_memory = Q(target_type="memory")
-    title = Subquery(memory_model.objects.filter(pk=_memory_of_event()).values("title")[:1])
     return events.annotate(
-        target_title=Case(When(about_memory, then=title), default=Value(None), output_field=CharField()),
         event_version=Case(When(about_memory & Q(action="memory.status"), then=version), default=Value(None)),
     ).annotate(
         status_before=Case(
@@ -111,30 +170,37 @@ class AuditEventAdmin(OrganizationScopedAdmin):
     def why(self, obj: AuditEvent) -> str:
         return format_html('<span class="audit-reason">{}</span>', obj.reason) if obj.reason else ""
 
+    @admin.display(description="object")
+    def target(self, obj: AuditEvent) -> str:
+        found: Target | None = getattr(obj, "target_object", None)
+        if found is None:  # gone since (a removed member, a deleted row): the event's own data names it
+            return self._named_by_data(obj)
+        if found.url is None:
+            return found.label
+        return format_html('<a href="{}">{}</a>', found.url, found.label)
+
+    @staticmethod
+    def _named_by_data(obj: AuditEvent) -> str:
+        data = obj.data if isinstance(obj.data, dict) else {}
+        kind = obj.target_type.replace("_", " ")
+        name = data.get("user") or data.get("username") or data.get("slug") or data.get("name")
+        return f"{kind} {name} (gone)" if name else f"{kind} {obj.target_id[:8]}"
+
     @admin.display(description="who", ordering="actor")
     def actor_name(self, obj: AuditEvent) -> str:
         """The person's name, or the agent token's name with its prefix."""
         if obj.token_id is not None and obj.token is not None:
             owner = f" for {obj.token.user.get_username()}" if obj.token.user else ""
-            return f"{obj.token.name or 'token'} ({obj.token.display}){owner}"
+            return f"{actor_label(obj.actor, obj.token.name, None)}{owner}"
         if obj.user is not None:
             return obj.user.get_username()
         return obj.actor
 
-    @admin.display(description="object")
-    def target(self, obj: AuditEvent) -> str:
-        data = obj.data if isinstance(obj.data, dict) else {}
-        person = (data.get("user") or data.get("username")) if obj.target_type in ("membership", "user") else None
-        label = getattr(obj, "target_title", None) or (f"member {person}" if person else None)
-        text = label or f"{obj.target_type.replace('_', ' ')} {obj.target_id[:8]}"
-        page = TARGET_PAGES.get(obj.target_type)
-        if page is None:
-            return text
-        try:
-            url = reverse(page, args=[obj.target_id])
-        except NoReverseMatch:
-            return text
-        return format_html('<a href="{}">{}</a>', url, text)
+    def get_changelist_instance(self, request: HttpRequest) -> Any:
+        changelist = super().get_changelist_instance(request)
+        changelist.result_list = list(changelist.result_list)
+        resolve_targets(changelist.result_list)
+        return changelist
 
     @staticmethod
     def change(obj: AuditEvent) -> str:

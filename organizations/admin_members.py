@@ -18,7 +18,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from memory_platform.exceptions import DomainError
-from memory_platform.reasons import REASON_MAX_CHARS, confirmation
+from memory_platform.reasons import REASON_MAX_CHARS, confirmation, reason
 from organizations.admin_scoping import OrganizationScopedAdmin, ReadOnlyInline
 from organizations.models import Membership, Role
 from organizations.password_links import link_lifetime_days, set_password_path
@@ -64,13 +64,20 @@ class MemberAddForm(forms.ModelForm):
 
 
 class MemberRoleForm(forms.ModelForm):
-    """A member's new role; saved by ``membership_set`` during validation."""
+    """A member's new role, and why; saved by ``membership_set`` during validation."""
 
     request: HttpRequest
 
+    reason = forms.CharField(
+        required=False,
+        max_length=REASON_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+        help_text="Why the role changes: kept in the audit log.",
+    )
+
     class Meta:
         model = Membership
-        fields = ["role"]
+        fields = ["role", "reason"]
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -78,10 +85,13 @@ class MemberRoleForm(forms.ModelForm):
             return cleaned
         membership = self.instance
         try:
+            why = reason(cleaned.get("reason", ""))
+            if not why:
+                raise forms.ValidationError(
+                    {"reason": "Say why the role changes: the reason is kept in the audit log."}
+                )
             principal = principal_for_user(user=self.request.user, organization=membership.organization)  # type: ignore[arg-type]
-            membership_set(
-                principal=principal, user=membership.user, role=cleaned["role"], reason="admin: role changed"
-            )
+            membership_set(principal=principal, user=membership.user, role=cleaned["role"], reason=why)
         except DomainError as error:
             raise forms.ValidationError(error.message) from None
         return cleaned
@@ -108,7 +118,9 @@ class MembershipAdmin(OrganizationScopedAdmin):
         return ["user", "organization", "created_at"] if obj is not None else []
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        return ["user", "organization", "role", "created_at"] if obj is not None else MemberAddForm.Meta.fields
+        return (
+            ["user", "organization", "role", "reason", "created_at"] if obj is not None else MemberAddForm.Meta.fields
+        )
 
     def save_form(self, request: HttpRequest, form: Any, change: bool) -> Membership:
         if change:

@@ -11,9 +11,11 @@ from typing import Any
 
 from django.contrib import admin
 from django.contrib.admin.utils import get_fields_from_path
+from django.db import models
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 
+from memory_platform.json_input import CheckedJSONFormField
 from organizations.models import Membership, Organization, Repository, Role
 
 
@@ -41,6 +43,8 @@ class OrganizationScopedAdmin(admin.ModelAdmin):
     """Base for every model that belongs to an organization."""
 
     organization_path = "organization"
+    # JSON typed into a form is held to the same rules as any request's (depth, valid Unicode).
+    formfield_overrides = {models.JSONField: {"form_class": CheckedJSONFormField}}
     view_role = Role.READER
     change_role = Role.CURATOR
     add_role = Role.CURATOR

@@ -53,6 +53,30 @@ def repository_get(principal: Principal, slug: str) -> Repository:
     return repository
 
 
+KNOWN_REPOSITORIES_SHOWN = 20
+# platform-status lists this many of the organization's repositories.
+STATUS_REPOSITORIES_SHOWN = 100
+
+
+def repository_named(principal: Principal, slug: str, *, field: str = "repository") -> Repository:
+    """The organization's repository with this slug, for a memory, fact or filter that names one.
+
+    An unknown slug (a typo, most often) is refused with the known ones listed, never taken as a new
+    repository: creating one is explicit.
+    """
+    repository = Repository.objects.filter(organization=principal.organization, slug=slug).first()
+    if repository is not None:
+        return repository
+    known = list(repository_list(principal).values_list("slug", flat=True)[: KNOWN_REPOSITORIES_SHOWN + 1])
+    listed = ", ".join(known[:KNOWN_REPOSITORIES_SHOWN]) + (", ..." if len(known) > KNOWN_REPOSITORIES_SHOWN else "")
+    raise ValidationError(
+        f"repository '{slug}' does not exist in {principal.organization.slug} "
+        f"(known repositories: {listed or 'none yet'}). Check the slug, or create the repository first: "
+        "POST /api/v1/repositories/, the admin, or create_repository: true on a memory write",
+        details={"field": field, "known": known[:KNOWN_REPOSITORIES_SHOWN]},
+    )
+
+
 def token_list(principal: Principal) -> QuerySet[ApiToken]:
     """The organization's tokens, newest first, for its admins (never their secrets: only hashes exist)."""
     principal.require(Role.ADMIN, "listing API tokens")

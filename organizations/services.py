@@ -65,9 +65,16 @@ def organization_create(*, slug: str, name: str = "", operator: str = "manage.py
 
 
 def repository_get_or_create(*, principal: Principal, slug: str, name: str = "") -> Repository:
-    """Repositories come into being the first time a writer names one."""
+    """The repository with this slug, created if the organization has none yet."""
     repository, _ = repository_get_or_create_flagged(principal=principal, slug=slug, name=name)
     return repository
+
+
+def repository_for_write(*, principal: Principal, slug: str, create: bool = False) -> Repository:
+    """The repository a write names: an existing one, or a new one only when the writer asks for it."""
+    if create:
+        return repository_get_or_create(principal=principal, slug=slug)
+    return selectors.repository_named(principal, slug)
 
 
 @transaction.atomic
@@ -257,7 +264,7 @@ def token_create(
 
 
 @transaction.atomic
-def token_revoke(*, principal: Principal, prefix: str) -> ApiToken:
+def token_revoke(*, principal: Principal, prefix: str, reason: str = "") -> ApiToken:
     principal.require(Role.ADMIN, "revoking API tokens")
     prefix = prefix.removeprefix("mp_").split("_", 1)[0]
     if not prefix.isalnum():
@@ -268,7 +275,9 @@ def token_revoke(*, principal: Principal, prefix: str) -> ApiToken:
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
-        audit_record(principal=principal, action="token.revoke", target_type="api_token", target_id=token.prefix)
+        audit_record(
+            principal=principal, action="token.revoke", target_type="api_token", target_id=token.prefix, reason=reason
+        )
     return token
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from rest_api.views import knowledge, lifecycle, memories, memory, organization
+from rest_api.views import code, knowledge, lifecycle, memories, memory, organization
 
 app_name = "api"
 
@@ -41,6 +41,13 @@ urlpatterns = [
     path("entities/<int:pk>/related/", knowledge.EntityRelatedView.as_view(), name="entity-related"),
     path("repositories/", organization.RepositoryListView.as_view(), name="repository-list"),
     path("repositories/<slug:slug>/", organization.RepositoryDetailView.as_view(), name="repository-detail"),
+    path("code/repositories/", code.CodeIndexListView.as_view(), name="code-index-list"),
+    path("code/repositories/<slug:slug>/", code.CodeIndexDetailView.as_view(), name="code-index-detail"),
+    path("code/repositories/<slug:slug>/index/", code.CodeIndexPathView.as_view(), name="code-index-path"),
+    path("code/repositories/<slug:slug>/manifest/", code.CodeManifestView.as_view(), name="code-index-manifest"),
+    path("code/repositories/<slug:slug>/files/", code.CodeFilesView.as_view(), name="code-index-files"),
+    path("code/repositories/<slug:slug>/runs/", code.CodeRunListView.as_view(), name="code-index-runs"),
+    path("code/search/", code.CodeSearchView.as_view(), name="code-search"),
     path("tokens/", organization.TokenListView.as_view(), name="token-list"),
     # slug: prefixes are hex; anything else (a NUL byte included) never reaches the database.
     path("tokens/<slug:prefix>/", organization.TokenDetailView.as_view(), name="token-detail"),

@@ -1,8 +1,8 @@
 """Fuzz the live REST API against its own OpenAPI schema with an independent client: Schemathesis.
 
 Starts the platform on a free loopback port (its embedded database) with the rate limit raised,
-creates a throwaway organization with an admin token, seeds a repository, two memories, a link and
-a fact so that requests by id can reach real objects, then runs ``schemathesis run`` on
+creates a throwaway organization with an admin token, seeds a repository (with a code index), two
+memories, a link and a fact so that requests by id can reach real objects, then runs ``schemathesis run`` on
 /api/schema/ with a fixed seed and a bounded number of examples per operation. It fails on any
 5xx, any response that does not match the schema (body, status code, content type, headers), any
 invalid input that is accepted, and any operation that answers without valid credentials.
@@ -16,6 +16,7 @@ The JSON report and the server log of the last run stay in var/api-check/.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -101,6 +102,13 @@ def _seed(base: str, token: str) -> dict[str, list[str | int]]:
         for end in (".", "!")
     ]  # fmt: skip
     merged = _request(base, token, "POST", "memories/consolidate/", {"memory_ids": [t["id"] for t in twins]})
+    # The repository's code index: a manifest sync with its one file sent, for the requests that read
+    # or delete an index (no worker runs here, so its run stays queued).
+    code = "def settle(cents: int) -> int:\n    return cents\n"
+    index = f"code/repositories/{repository['slug']}"
+    manifest = {"src/settle.py": hashlib.sha256(code.encode()).hexdigest()}
+    _request(base, token, "POST", f"{index}/manifest/", {"manifest": manifest})
+    _request(base, token, "POST", f"{index}/files/", {"files": [{"path": "src/settle.py", "content": code}]})
     return {
         "memory_ids": [first["id"], second["id"]],
         "repositories": [repository["slug"]],

@@ -34,6 +34,9 @@ from organizations.principal import Principal
 from organizations.services import principal_for_token, token_create
 from tests.embedder import HashEmbedder
 
+# The live server (uvicorn) and its environment, for every directory that needs one.
+pytest_plugins = ["tests.live_server"]
+
 FAST_PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 PERSONA_SLUGS = ("acme", "globex")
 # Directories whose every test is about retrieval or the embedding model: they get the real one.
@@ -237,7 +240,8 @@ def make_memory(acme: Tenant) -> MemoryFactory:
             "current_content": f"Fact number {n} about the deployment pipeline.",
         }
         data.update(fields)
-        return memory_create(principal=principal or acme.agent, data=data)[0]
+        # Setting up: a repository named here is created as an admin would have created it.
+        return memory_create(principal=principal or acme.agent, data=data, create_repository=True)[0]
 
     return make
 

@@ -35,7 +35,7 @@ def _write_data(**fields: Any) -> dict[str, Any]:
     title="Write a memory",
     description=(
         "Create one memory: a single fact, rule, decision or preference. Search first to avoid duplicates. "
-        "With `id`, updates that memory if it exists (upsert) or creates it with that id. "
+        "With `id`, updates that memory if it exists (upsert) or creates it with that id (a random UUID). "
         "Pass `idempotency_key` to make retries safe: the same key with the same content returns the memory "
         "created the first time. Returns the memory as JSON, with `possible_duplicates`: up to three memories of "
         "the same scope that say nearly the same ({id, title, similarity}). If one says what you meant, update "
@@ -45,16 +45,30 @@ def _write_data(**fields: Any) -> dict[str, Any]:
 def memory_write(
     principal: Principal,
     *,
-    organization: OrganizationArg,
     scope_type: ScopeArg,
     memory_type: TypeArg,
     current_content: Annotated[str, Field(description="The knowledge itself, one concept, in plain words.")],
     id: Annotated[
-        str | None, Field(description="Optional UUID: update this memory if it exists, else create it.")
+        str | None,
+        Field(
+            description=(
+                "Optional UUID: update this memory if it exists, else create it with this id "
+                "(a new id must be random: UUID version 4 or 7)."
+            )
+        ),
     ] = None,
     repository: Annotated[
-        str | None, Field(description="Repository slug; required with scope_type repository.")
+        str | None,
+        Field(
+            description=(
+                "Slug of one of your organization's repositories (platform-status lists them); required with "
+                "scope_type repository. An unknown slug is refused with the known ones listed."
+            )
+        ),
     ] = None,
+    create_repository: Annotated[
+        bool, Field(description="Create `repository` if your organization has none with that slug yet.")
+    ] = False,
     title: Annotated[str | None, Field(description="One short sentence (max 12 words); derived if omitted.")] = None,
     status: Annotated[
         str, enum_arg(Status.values, "draft (default) or active; curators also verified/locked.")
@@ -65,12 +79,14 @@ def memory_write(
     metadata: Metadata = None,
     tags: Tags = None,
     idempotency_key: Annotated[str | None, Field(description="Client key that makes retries safe.")] = None,
+    organization: OrganizationArg = None,
 ) -> dict[str, Any]:
     memory, _ = services.memory_create(
         principal=principal,
         organization=organization,
         memory_id=id,
         idempotency_key=idempotency_key,
+        create_repository=create_repository,
         data=_write_data(
             scope_type=scope_type,
             memory_type=memory_type,
@@ -181,7 +197,12 @@ def memory_batch_write(
     *,
     memories: Annotated[
         list[dict[str, Any]],
-        Field(description="Memory objects with the memory-write fields (scope_type, memory_type, current_content…)."),
+        Field(
+            description=(
+                "Memory objects with the memory-write fields (scope_type, memory_type, current_content…, "
+                "and optionally id, idempotency_key, create_repository)."
+            )
+        ),
     ],
     organization: Annotated[str | None, Field(description="Your organization's slug (optional).")] = None,
 ) -> list[dict[str, Any]]:

@@ -31,6 +31,8 @@ def _search_output(page: SearchPage, *, with_content: bool = True) -> ToolOutput
     results = []
     for hit in page.hits:
         extra: dict[str, Any] = {"relevance": hit.relevance}
+        if hit.score is not None:
+            extra["score"] = hit.score
         if hit.vector_similarity is not None:
             extra["similarity"] = hit.vector_similarity
         results.append(memory_payload(hit.memory, **extra))
@@ -55,6 +57,7 @@ def _search(
     mode: str,
     limit: int | None,
     cursor: str | None,
+    min_score: float | None = None,
     **weights: Any,
 ) -> SearchPage:
     filters = dict(filters or {})
@@ -64,9 +67,22 @@ def _search(
         filters=filters,
         limit=settings.MCP_SEARCH_DEFAULT_LIMIT if limit is None else _checked_limit(limit),
         cursor=cursor,
+        min_score=min_score,
         **{name: value for name, value in weights.items() if value is not None},
     )
     return memory_search(principal, params)
+
+
+MinScore = Annotated[
+    float | None,
+    Field(
+        description=(
+            "Leave out results whose score is below this (0 to 1). Default: the platform's floor "
+            f"({settings.SEARCH_MIN_SCORE:g}), which leaves out what does not match; 0 returns every candidate."
+        ),
+        json_schema_extra={"minimum": 0, "maximum": 1},
+    ),
+]
 
 
 @tool(
@@ -74,9 +90,11 @@ def _search(
     title="Search memories",
     description=(
         "Find memories by meaning and by words together (hybrid search), with optional filters. Returns a JSON "
-        "array of memories, best first: relevance, then importance, then newest; without a query, by importance "
-        'then recency. If more results exist, a second content block holds {"next_cursor": ...}. '
-        "Use specific words; use memory://index to browse instead."
+        "array of the memories that match, best first: relevance, then importance, then newest; each with "
+        "`score`, the estimated probability (0 to 1) that it is what you are looking for. Memories scoring below "
+        "`min_score` (by default a low floor) are left out, so an empty array means nothing matches. Without a "
+        "query: every memory, by importance then recency. If more results exist, a second content block holds "
+        '{"next_cursor": ...}. Use specific words; use memory://index to browse instead.'
     ),
     read_only=True,
 )
@@ -98,6 +116,7 @@ def memory_search_tool(
     keyword_weight: Annotated[
         float | None, Field(description="Weight of exact words in hybrid ranking.", json_schema_extra={"minimum": 0})
     ] = None,
+    min_score: MinScore = None,
 ) -> ToolOutput:
     filters = with_validity(filters, valid_at, include_expired)
     if include_deleted:
@@ -111,6 +130,7 @@ def memory_search_tool(
         mode=mode,
         limit=limit,
         cursor=cursor,
+        min_score=min_score,
         vector_weight=vector_weight,
         keyword_weight=keyword_weight,
     )
@@ -122,7 +142,9 @@ def memory_search_tool(
     title="Search memories by meaning",
     description=(
         "Find memories similar in meaning to the query, even without shared words. Use when exact keywords fail. "
-        "Returns a JSON array of memories, most similar first, with their similarity."
+        "Returns a JSON array of memories, most similar first, with their similarity and `score` (the estimated "
+        "probability, 0 to 1, that the memory is relevant, from similarity alone); those below `min_score` (by "
+        "default a low floor) are left out."
     ),
     read_only=True,
 )
@@ -133,8 +155,11 @@ def memory_vector_search(
     filters: Filters = None,
     limit: LimitArg = None,
     cursor: CursorArg = None,
+    min_score: MinScore = None,
 ) -> ToolOutput:
-    page = _search(principal, query=query, filters=filters, mode=SearchMode.VECTOR, limit=limit, cursor=cursor)
+    page = _search(
+        principal, query=query, filters=filters, mode=SearchMode.VECTOR, limit=limit, cursor=cursor, min_score=min_score
+    )
     return _search_output(page)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from django.conf import settings
 from pydantic import Field
 
 from mcp_api.server import tool
@@ -17,8 +18,11 @@ from organizations.principal import Principal
     description=(
         "Get a markdown bundle of what to keep in mind for a task: pinned and identity memories first, then the "
         "rules curators locked or verified (and memories tagged with your phases), then memories relevant to "
-        'the query, trimmed to `budget_tokens`. Call it when you start a task or a phase such as "plan", '
-        '"work" or "review". With `idempotency_key`, repeating the call returns the same bundle.'
+        "the query: only those whose score (the estimated probability, 0 to 1, that they are relevant) reaches "
+        "`min_score`, never the rest of the organization's memories to fill the budget. Each entry says why it is "
+        "there (pinned, identity, rule, or relevant with its score); the bundle is trimmed to `budget_tokens`. "
+        'Call it when you start a task or a phase such as "plan", "work" or "review". With `idempotency_key`, '
+        "repeating the call returns the same bundle."
     ),
     # Read-only although a call with idempotency_key keeps its bundle (memories.recall_bundles):
     # that record only replays this tool's own answer; no memory or other state changes.
@@ -37,7 +41,22 @@ def memory_recall_tool(
         ),
     ] = DEFAULT_BUDGET,
     idempotency_key: Annotated[str | None, Field(description="Return the stored bundle for this key.")] = None,
+    min_score: Annotated[
+        float | None,
+        Field(
+            description=(
+                "Leave relevant memories scoring below this out of the bundle (0 to 1). Default: the platform's "
+                f"floor ({settings.RECALL_MIN_SCORE:g})."
+            ),
+            json_schema_extra={"minimum": 0, "maximum": 1},
+        ),
+    ] = None,
 ) -> str:
     return memory_recall(
-        principal, phases=phases, query=query, budget_tokens=budget_tokens, idempotency_key=idempotency_key
+        principal,
+        phases=phases,
+        query=query,
+        budget_tokens=budget_tokens,
+        idempotency_key=idempotency_key,
+        min_score=min_score,
     )

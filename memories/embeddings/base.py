@@ -52,6 +52,13 @@ class EmbeddingProvider(ABC):
     def embed_one(self, text: str) -> list[float]:
         return self.embed([text])[0]
 
+    def embed_within(self, texts: Sequence[str], seconds: float) -> list[list[float]]:
+        """As ``embed``, for a caller that cannot wait longer than ``seconds`` (a write, a search).
+
+        A model in this process answers in milliseconds and is simply called; a provider that can
+        hang (one over the network) overrides this to give up after ``seconds``."""
+        return self.embed(texts)
+
     def embed_later(self, texts: Sequence[str]) -> Future[list[list[float]]]:
         """Start embedding ``texts`` and return at once; the future holds the vectors or the
         EmbeddingError. Calls are started in the order they are made, so a caller can write the

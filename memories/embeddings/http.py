@@ -9,6 +9,7 @@ answers.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import math
 import threading
@@ -43,6 +44,16 @@ class OpenAICompatibleProvider(EmbeddingProvider):
         self._open_until = 0.0  # monotonic time before which calls fail at once
         self._last_failure = ""
 
+    def embed_within(self, texts: Sequence[str], seconds: float) -> list[list[float]]:
+        """The call runs in a thread of its own and the caller stops waiting after ``seconds``; the
+        call goes on (bounded by the timeout), and a failure still opens the circuit."""
+        self._pass_breaker(probe=False)  # fail at once while open, without taking the probe's turn
+        call = _interactive.submit(self.embed, list(texts))
+        try:
+            return call.result(timeout=seconds)
+        except concurrent.futures.TimeoutError:
+            raise EmbeddingError(f"embedding endpoint {self.url} did not answer within {seconds:g} s") from None
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         self._pass_breaker()
         try:
@@ -58,7 +69,7 @@ class OpenAICompatibleProvider(EmbeddingProvider):
             self._open_until = 0.0
         return vectors
 
-    def _pass_breaker(self) -> None:
+    def _pass_breaker(self, *, probe: bool = True) -> None:
         """Fail at once while the circuit is open; after it, let one caller through to probe."""
         with self._breaker:
             now = time.monotonic()
@@ -67,7 +78,7 @@ class OpenAICompatibleProvider(EmbeddingProvider):
                     f"the embedding endpoint failed recently ({self._last_failure}); "
                     f"it is tried again in {self._open_until - now:.0f} s"
                 )
-            if self._open_until:
+            if self._open_until and probe:
                 # This caller probes; the others fail fast until it knows (at most one timeout).
                 self._open_until = now + self._timeout
 
@@ -106,6 +117,11 @@ class OpenAICompatibleProvider(EmbeddingProvider):
                 )
         self._set_state(ModelState.READY)
         return [_normalise(vector) for vector in vectors]
+
+
+# Calls of writes and searches that gave up waiting may still run until the timeout: a few threads
+# bound them; past that, calls queue and their callers give up waiting just the same.
+_interactive = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="embedding-interactive")
 
 
 def _normalise(vector: list[float]) -> list[float]:

@@ -1,6 +1,6 @@
-"""Fusion: a weighted sum of the two retrievers' scores, each min-max scaled per query (weighted
-reciprocal-rank fusion is available too), or one retriever alone; then the optional boosts by
-importance and recency."""
+"""The legacy fusions of hybrid search (``fusion`` "score" or "rrf"; the default ranks by the model,
+memories.search.ranking): a weighted sum of the two retrievers' scores, each min-max scaled per
+query, or weighted reciprocal-rank fusion; and the optional boosts by importance and recency."""
 
 from __future__ import annotations
 
@@ -61,14 +61,16 @@ def _merge(vector_hits: list[Candidate], keyword_hits: list[Candidate]) -> dict[
     return merged
 
 
-def _boost(candidate: Candidate, params: SearchParams, now: datetime) -> float:
-    boost = 1.0
+def boost(candidate: Candidate, params: SearchParams, now: datetime | None = None) -> float:
+    """The factor the importance and recency boosts a caller asked for multiply a relevance by."""
+    factor = 1.0
     if params.importance_boost:
-        boost *= 1 + params.importance_boost * (candidate.importance - 1) / 9
+        factor *= 1 + params.importance_boost * (candidate.importance - 1) / 9
     if params.recency_boost:
+        now = now or timezone.now()
         age_days = max((now - candidate.created_at).total_seconds() / 86400, 0.0)
-        boost *= 1 + params.recency_boost * math.exp(-age_days / 30)
-    return boost
+        factor *= 1 + params.recency_boost * math.exp(-age_days / 30)
+    return factor
 
 
 def fuse(
@@ -102,8 +104,8 @@ def fuse(
         else:
             score += vector_weight * vector_scale(candidate.similarity)
             score += keyword_weight * keyword_scale(candidate.keyword)
-        boost = _boost(candidate, params, now)
+        factor = boost(candidate, params, now)
         # A boost lifts: a score below 0 (weaker than the best candidates) is divided by it.
-        candidate.relevance = score * boost if score >= 0 else score / boost
+        candidate.relevance = score * factor if score >= 0 else score / factor
     used = (vector_scale.low, vector_scale.spread, keyword_scale.low, keyword_scale.spread)
     return sorted(merged.values(), key=Candidate.sort_key), used

@@ -25,12 +25,58 @@ from memories.search.caches import quote_lexeme, term_statistics
 from memories.search.params import Candidate
 
 
-def query_lexemes(query: str) -> list[str]:
+def query_lexemes(query: str, names: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """The query's lexemes, and those of the names it mentions (memories.search.questions)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY lexeme", [FULL_TEXT_CONFIG, query]
+            "SELECT ARRAY(SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY lexeme), "
+            "ARRAY(SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY lexeme)",
+            [FULL_TEXT_CONFIG, query, FULL_TEXT_CONFIG, " ".join(names)],
         )
-        return [row[0] for row in cursor.fetchall()]
+        lexemes, name_lexemes = cursor.fetchone()
+    return list(lexemes), list(name_lexemes)
+
+
+def idf(total: int, frequency: int) -> float:
+    return math.log(1 + (total - frequency + 0.5) / (frequency + 0.5))
+
+
+@dataclass(frozen=True)
+class QueryTerms:
+    """The query's words as the organization's full text sees them: lexemes, their IDFs, and how many
+    of the names among them no memory of the organization contains at all."""
+
+    lexemes: list[str]
+    name_lexemes: list[str]
+    idf: list[float]
+    frequencies: dict[str, int]
+    total: int
+    avg_length: float
+
+    @classmethod
+    def of(cls, organization_id: int, query: str, names: tuple[str, ...] = ()) -> QueryTerms:
+        lexemes, name_lexemes = query_lexemes(query, names)
+        count, avg_length = term_statistics.corpus(organization_id)
+        wanted = sorted(set(lexemes) | set(name_lexemes))
+        frequencies = term_statistics.document_frequencies(organization_id, wanted) if wanted else {}
+        total = max(count, 1)
+        weights = [idf(total, frequencies.get(lx, 0)) for lx in lexemes]
+        return cls(lexemes, name_lexemes, weights, frequencies, total, max(avg_length, 1.0))
+
+    @property
+    def mass(self) -> float:
+        """What BM25 gives a memory holding every query word once, at average length: the sum of the IDFs."""
+        return sum(self.idf)
+
+    @property
+    def names_unknown(self) -> float:
+        """The share of the query's names that no memory of the organization mentions."""
+        if not self.name_lexemes:
+            return 0.0
+        return sum(1 for lx in self.name_lexemes if not self.frequencies.get(lx)) / len(self.name_lexemes)
+
+    def bm25_sql(self) -> RawSQL:
+        return RawSQL(_BM25_SQL, [self.avg_length, self.lexemes, self.idf], output_field=FloatField())  # noqa: S611
 
 
 # Okapi BM25 over the stored tsvector: term frequency from each lexeme's positions, document
@@ -90,21 +136,17 @@ def selecting_lexemes(
 
 
 def keyword_candidates(
-    scope: QuerySet[Memory], organization_id: int, query: str, k: int, *, at_least: int = 0
+    scope: QuerySet[Memory], terms: QueryTerms, k: int, *, at_least: int = 0
 ) -> tuple[list[Candidate], float | None]:
     """BM25's best ``k``, and the score floor for scaling when common terms were left out (see above).
 
     When the rarer terms' matches number fewer than ``at_least``, the common terms pick candidates
     too: a keyword search pages through every memory matching any term.
     """
-    lexemes = query_lexemes(query)
+    lexemes, idf, frequencies, total = terms.lexemes, terms.idf, terms.frequencies, terms.total
     if not lexemes:
         return [], None
-    count, avg_length = term_statistics.corpus(organization_id)
-    frequencies = term_statistics.document_frequencies(organization_id, lexemes)
-    total = max(count, 1)
-    idf = [math.log(1 + (total - frequencies.get(lx, 0) + 0.5) / (frequencies.get(lx, 0) + 0.5)) for lx in lexemes]
-    bm25 = RawSQL(_BM25_SQL, [max(avg_length, 1.0), lexemes, idf], output_field=FloatField())  # noqa: S611
+    bm25 = terms.bm25_sql()
 
     def best(selecting: list[str]) -> list[tuple[Any, int, datetime, float]]:
         any_term = SearchQuery(" | ".join(quote_lexeme(lx) for lx in selecting), search_type="raw", config="simple")

@@ -1,10 +1,13 @@
-"""memory_search: scope → candidates → rank → page → hydrate, and the browse without a query.
+"""memory_search: scope → candidates → rank → floor → page → hydrate, and the browse without a query.
 
-Order: relevance, then importance (desc), then created_at (desc); keyset cursor pagination. A
-cursor carries the first page's score scales, so a write between pages cannot shift scores under
-it. In hybrid mode a memory below both retrievers' best candidates scores 0, and those follow the
-scored ones in importance-then-recency order, so paging reaches the whole scope. With no query,
-the order is importance then recency over the same filtered scope (memories.selectors.memory_page).
+Order: relevance (the calibrated score, times any boost asked for), then importance (desc), then
+created_at (desc); keyset cursor pagination. Results scoring below the floor (``min_score``, by
+default SEARCH_MIN_SCORE) are left out: a search with a query returns the memories that match it,
+not the whole scope. With ``min_score`` 0, hybrid search keeps the old promise that paging reaches
+the whole scope: the memories neither retriever found follow the scored ones with score 0, in
+importance-then-recency order. A legacy fusion's cursor carries the first page's score scales, so a
+write between pages cannot shift scores under it. With no query, the order is importance then
+recency over the same filtered scope (memories.selectors.memory_page), and no floor applies.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from memories.access import record_access
 from memories.embeddings import EmbeddingError, get_provider
 from memories.models import Memory
 from memories.search.cursors import Position, comparable, search_cursor, search_position
-from memories.search.fusion import fuse
-from memories.search.keyword import keyword_candidates
+from memories.search.features import QueryContext, candidate_features
+from memories.search.keyword import QueryTerms, keyword_candidates
 from memories.search.params import (
     EPOCH,
     MAX_RESULTS,
@@ -34,35 +37,48 @@ from memories.search.params import (
     SearchParams,
     SortKey,
 )
+from memories.search.questions import QueryTraits, query_traits
+from memories.search.ranking import Retrieved, rank
 from memories.search.vector import vector_candidates
-from memories.selectors import memory_filter, memory_page, memory_visible_queryset
+from memories.selectors import check_filters, memory_filter, memory_page, memory_visible_queryset
 from memory_platform.exceptions import SearchUnavailable
 from organizations.principal import Principal
 
 HIT_DEFERRED_FIELDS = ("embedding", "search_vector")
 
 
-def memory_search(principal: Principal, params: SearchParams) -> SearchPage:
-    """Search what the principal may see. Raises SearchUnavailable if vector mode cannot embed."""
+def memory_search(principal: Principal, params: SearchParams, *, counts_as_read: bool = True) -> SearchPage:
+    """Search what the principal may see. Raises SearchUnavailable if vector mode cannot embed.
+
+    The hits count as reads (freshness, access counts) unless ``counts_as_read`` is False: a
+    curator looking through memories is not an agent using them.
+    """
     if not params.query:
-        return _browse(principal, params)
+        return _browse(principal, params, counts_as_read=counts_as_read)
     scope = _Scope.of(principal, params)
     found = _candidates(scope)
-    ranked, scales = fuse(
-        found.vector_hits,
-        found.keyword_hits,
-        params,
-        scales=scope.position.scales if scope.position else None,
-        clamp=found.fused,
-        keyword_floor=found.keyword_floor,
+    ranked, scales = rank(
+        found.retrieved(), params, scope.queryset, scales=scope.position.scales if scope.position else None
     )
     page, has_more = _page(scope, ranked, fused=found.fused)
     hits = _hydrate(page)
     next_cursor = None
     if has_more and page:
         next_cursor = search_cursor(scope.fingerprint, page[-1].sort_key(), scales, scope.seen + len(page))
-    record_access([hit.memory.pk for hit in hits])
+    if counts_as_read:
+        record_access([hit.memory.pk for hit in hits])
     return SearchPage(hits=hits, next_cursor=next_cursor, mode=params.mode, degraded=found.degraded)
+
+
+def memory_search_candidates(principal: Principal, params: SearchParams) -> tuple[list[Candidate], Retrieved]:
+    """Every candidate of a query with its features, unranked and unfloored: what the ranking model is
+    fitted on (bench/locomo.py --fit). Hybrid candidates carry all features; a single mode's, its one."""
+    scope = _Scope.of(principal, params)
+    retrieved = _candidates(scope).retrieved()
+    if retrieved.context is None:
+        return [*retrieved.vector_hits, *retrieved.keyword_hits], retrieved
+    union = {c.pk: c for c in [*retrieved.vector_hits, *retrieved.keyword_hits]}
+    return candidate_features(scope.queryset, list(union), retrieved.context, neighbors_of=len(union)), retrieved
 
 
 # --- scope ---------------------------------------------------------------------------------------
@@ -81,6 +97,7 @@ class _Scope:
     @classmethod
     def of(cls, principal: Principal, params: SearchParams) -> _Scope:
         fingerprint = params.fingerprint()
+        check_filters(principal, params.filters)
         visible = memory_visible_queryset(principal, include_deleted=params.filters.include_deleted)
         return cls(
             params=params,
@@ -97,6 +114,11 @@ class _Scope:
     @property
     def limit(self) -> int:
         return self.params.limit or MAX_RESULTS
+
+    @property
+    def floor(self) -> float:
+        """Results scoring below this are left out."""
+        return settings.SEARCH_MIN_SCORE if self.params.min_score is None else self.params.min_score
 
     def pool(self, *, fused: bool) -> int:
         """Candidates per retriever: enough for a good first page, and for every result up to the next.
@@ -123,6 +145,23 @@ class _Found:
     keyword_floor: float | None
     fused: bool
     degraded: str | None
+    mode: SearchMode
+    terms: QueryTerms | None = None
+    traits: QueryTraits | None = None
+    vector: list[float] | None = None
+
+    def retrieved(self) -> Retrieved:
+        context = None
+        if self.fused and self.terms is not None and self.traits is not None:
+            context = QueryContext(vector=self.vector, terms=self.terms, traits=self.traits)
+        return Retrieved(
+            vector_hits=self.vector_hits,
+            keyword_hits=self.keyword_hits,
+            keyword_floor=self.keyword_floor,
+            terms=self.terms,
+            context=context,
+            mode=self.mode,
+        )
 
 
 _query_embedder = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embedding")
@@ -132,7 +171,7 @@ def _embed_and_retrieve(
     query: str, scope: QuerySet[Memory] | None, pool: int, organization_id: int
 ) -> tuple[list[float], list[Candidate] | None]:
     """The query's vector, and with a scope its vector candidates (run in a worker thread)."""
-    vector = get_provider().embed_one(query)
+    vector = get_provider().embed_within([query], settings.EMBEDDING_QUERY_WAIT_SECONDS)[0]
     if scope is None:
         return vector, None
     try:
@@ -158,33 +197,43 @@ def _start_embedding(scope: _Scope) -> Future[tuple[list[float], list[Candidate]
     )
 
 
-def _keyword_hits(scope: _Scope, *, fused: bool) -> tuple[list[Candidate], float | None]:
+def _keyword_hits(scope: _Scope, terms: QueryTerms, *, fused: bool) -> tuple[list[Candidate], float | None]:
     # Keyword search alone pages through every match: it asks for at least the next page's worth.
     pool = scope.pool(fused=fused)
     at_least = 0 if fused else min(scope.seen + scope.limit + 1, pool)
-    return keyword_candidates(scope.queryset, scope.organization_id, scope.params.query, pool, at_least=at_least)
+    return keyword_candidates(scope.queryset, terms, pool, at_least=at_least)
 
 
 def _candidates(scope: _Scope) -> _Found:
     """Both retrievers' candidates; hybrid falls back to keywords alone when the query cannot be embedded."""
     mode = scope.params.mode
     embedding = _start_embedding(scope)
-    found = _Found(vector_hits=[], keyword_hits=[], keyword_floor=None, fused=False, degraded=None)
-    if mode in (SearchMode.HYBRID, SearchMode.KEYWORD):
-        found.keyword_hits, found.keyword_floor = _keyword_hits(scope, fused=mode == SearchMode.HYBRID)
+    found = _Found(vector_hits=[], keyword_hits=[], keyword_floor=None, fused=False, degraded=None, mode=mode)
+    found.traits = query_traits(scope.params.query)
+    # Vector search alone reads no words; the others start with the query's words.
+    terms = (
+        None
+        if mode == SearchMode.VECTOR
+        else QueryTerms.of(scope.organization_id, scope.params.query, found.traits.names)
+    )
+    if terms is not None:
+        found.terms = terms
+        found.keyword_hits, found.keyword_floor = _keyword_hits(scope, terms, fused=mode == SearchMode.HYBRID)
     if embedding is None:
         return found
     try:
         vector, early_vector_hits = embedding.result()
     except EmbeddingError as error:
-        if mode == SearchMode.VECTOR:
+        if terms is None:
             raise SearchUnavailable(
                 f"semantic search is unavailable right now ({error}); retry later or use keyword search"
             ) from error
         found.degraded = f"embedding provider unavailable, keyword results only: {error}"
-        found.keyword_hits, found.keyword_floor = _keyword_hits(scope, fused=False)  # keywords alone after all
+        found.keyword_hits, found.keyword_floor = _keyword_hits(scope, terms, fused=False)  # keywords alone after all
+        found.mode = SearchMode.KEYWORD
         return found
     found.fused = mode == SearchMode.HYBRID
+    found.vector = vector
     if early_vector_hits is not None:
         found.vector_hits = early_vector_hits
     else:
@@ -199,6 +248,9 @@ def _candidates(scope: _Scope) -> _Found:
 def _page(scope: _Scope, ranked: list[Candidate], *, fused: bool) -> tuple[list[Candidate], bool]:
     """The ranked candidates after the cursor, up to the limit (fused: then the unscored tail)."""
     candidates = {c.pk: c for c in ranked}
+    if scope.floor > 0:
+        ranked = [c for c in ranked if c.score >= scope.floor]
+    fused = fused and scope.floor <= 0  # only with no floor does the unscored tail follow
     if fused:
         ranked = [c for c in ranked if comparable(c.sort_key())[0] < 0]  # relevance above 0
     scored = [c.pk for c in ranked]
@@ -242,13 +294,14 @@ def _hydrate(page: list[Candidate]) -> list[SearchHit]:
             relevance=round(c.relevance, 6),
             vector_similarity=None if c.similarity is None else round(c.similarity, 6),
             keyword_score=None if c.keyword is None else round(c.keyword, 6),
+            score=round(c.score, 6),
         )
         for c in page
         if c.pk in memories
     ]
 
 
-def _browse(principal: Principal, params: SearchParams) -> SearchPage:
+def _browse(principal: Principal, params: SearchParams, *, counts_as_read: bool) -> SearchPage:
     """No query: the memory list's page (importance then recency), with the search's fingerprint."""
     page = memory_page(
         principal,
@@ -257,7 +310,8 @@ def _browse(principal: Principal, params: SearchParams) -> SearchPage:
         cursor=params.cursor,
         fingerprint=params.fingerprint(),
     )
-    record_access([memory.pk for memory in page.items])
+    if counts_as_read:
+        record_access([memory.pk for memory in page.items])
     return SearchPage(
         hits=[SearchHit(memory=memory) for memory in page.items], next_cursor=page.next_cursor, mode=params.mode
     )

@@ -42,7 +42,10 @@ class MemoryWriteFields(StrictSerializer):
         help_text=f"One short sentence (at most {validation.TITLE_MAX_WORDS} words); derived if omitted.",
     )
     repository = serializers.CharField(
-        max_length=100, required=False, allow_null=True, help_text="Repository slug; required with scope repository."
+        max_length=100,
+        required=False,
+        allow_null=True,
+        help_text="Slug of one of the organization's repositories; required with scope repository.",
     )
     status = serializers.ChoiceField(
         Status.choices, required=False, help_text="draft (default) or active; curators also verified and locked."
@@ -60,12 +63,24 @@ class MemoryWriteFields(StrictSerializer):
 
 class MemoryCreateSerializer(MemoryWriteFields):
     id = serializers.UUIDField(
-        required=False, help_text="Optional: update this memory if it exists (upsert), else create it with this id."
+        required=False,
+        help_text=(
+            "Optional: update this memory if it exists (upsert), else create it with this id, which must then "
+            "be random (UUID version 4 or 7)."
+        ),
     )
     idempotency_key = serializers.CharField(
         max_length=validation.IDEMPOTENCY_KEY_MAX_CHARS,
         required=False,
         help_text="Makes retries safe, like the Idempotency-Key header (use one or the other).",
+    )
+    create_repository = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text=(
+            "Create the named repository if the organization has none with that slug. Without it, an unknown "
+            "repository is refused with the known ones listed."
+        ),
     )
 
 
@@ -141,8 +156,19 @@ class MemoryWrittenSerializer(MemorySerializer):
 
 
 class SearchHitSerializer(MemorySerializer):
-    relevance = serializers.FloatField(allow_null=True, help_text="Fused score of this query; null without a query.")
+    relevance = serializers.FloatField(
+        allow_null=True,
+        help_text="What the results are ordered by: the score, times any importance or recency boost asked for; "
+        "null without a query.",
+    )
     similarity = serializers.FloatField(allow_null=True, help_text="Cosine similarity to the query, when scored.")
+    score = serializers.FloatField(
+        allow_null=True,
+        min_value=0,
+        max_value=1,
+        help_text="The estimated probability that this memory is relevant to the query (calibrated; see the "
+        "README's search section); null without a query.",
+    )
 
 
 class MemoryPageSerializer(serializers.Serializer):
@@ -193,6 +219,14 @@ class SearchSerializer(StrictSerializer):
     importance_boost = serializers.FloatField(required=False, min_value=0, max_value=100)
     recency_boost = serializers.FloatField(required=False, min_value=0, max_value=100)
     fusion = serializers.ChoiceField([f.value for f in Fusion], required=False)
+    min_score = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=1,
+        help_text=f"Leave out results scoring below this. Default {settings.SEARCH_MIN_SCORE:g} with a query (what "
+        "does not match stays out); 0 returns every candidate. No effect without a query.",
+    )
 
 
 class ListQuerySerializer(StrictSerializer):
@@ -218,7 +252,7 @@ class BatchSerializer(StrictSerializer):
         child=serializers.DictField(),
         min_length=1,
         max_length=settings.MEMORY_BATCH_MAX_ENTRIES,
-        help_text="Memory objects as for POST /memories/ (each may carry id and idempotency_key).",
+        help_text="Memory objects as for POST /memories/ (each may carry id, idempotency_key and create_repository).",
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from organizations.models import Role, slug_validator
+from organizations.selectors import STATUS_REPOSITORIES_SHOWN
 from rest_api.serializers.base import StrictSerializer
 
 # --- organization ----------------------------------------------------------------------------------
@@ -69,4 +70,8 @@ class StatusSerializer(serializers.Serializer):
         help_text="The background worker's heartbeat: ok, when it last beat, seconds ago, and the problem if any."
     )
     memories = serializers.DictField()
+    repositories = serializers.ListField(
+        child=serializers.CharField(),
+        help_text=f"The organization's repository slugs (the first {STATUS_REPOSITORIES_SHOWN}, alphabetically).",
+    )
     lifecycle = serializers.DictField(help_text="Open proposals by kind, and the last run of each lifecycle worker.")

@@ -41,7 +41,14 @@ def memory_data(memory: Memory) -> dict[str, Any]:
 def page_data(page: SearchPage) -> dict[str, Any]:
     results = []
     for hit in page.hits:
-        results.append({**memory_data(hit.memory), "relevance": hit.relevance, "similarity": hit.vector_similarity})
+        results.append(
+            {
+                **memory_data(hit.memory),
+                "relevance": hit.relevance,
+                "similarity": hit.vector_similarity,
+                "score": hit.score,
+            }
+        )
     return {"results": results, "next_cursor": page.next_cursor, "mode": page.mode.value, "warning": page.degraded}
 
 
@@ -177,7 +184,11 @@ class MemoryListView(ApiView):
         memory_id = data.pop("id", None)
         key = _idempotency_key(request, data.pop("idempotency_key", None))
         memory, created = services.memory_create(
-            principal=self.principal, data=data, memory_id=memory_id, idempotency_key=key
+            principal=self.principal,
+            data=data,
+            memory_id=memory_id,
+            idempotency_key=key,
+            create_repository=data.pop("create_repository"),
         )
         return _created_response(memory, created)
 
@@ -188,8 +199,10 @@ class MemorySearchView(ApiView):
         operation_id="memories_search",
         summary="Search memories",
         description=(
-            "Hybrid search (meaning and words together), or `vector` / `keyword` alone, with filters. Best first: "
-            "relevance, then importance, then newest. Pass `next_cursor` back as `cursor` for the next page."
+            "Hybrid search (meaning and words together), or `vector` / `keyword` alone, with filters. Returns the "
+            "memories that match, best first: relevance, then importance, then newest. Each carries `score`, the "
+            "estimated probability that it is relevant; those below `min_score` (by default a low floor) are left "
+            "out. Pass `next_cursor` back as `cursor` for the next page."
         ),
         request=s.SearchSerializer,
         responses={200: s.SearchPageSerializer},

@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from memory_platform.exceptions import AuthenticationFailed
-from organizations.models import ApiToken, Role, User
+from organizations.models import ApiToken, AuditEvent, Role, User
 from organizations.services import principal_for_token
 from tests.admin.conftest import StaffFactory, messages_of
 from tests.conftest import Tenant
@@ -23,12 +23,13 @@ def _token(raw: str) -> ApiToken:
     return ApiToken.objects.get(prefix=raw.split("_")[1])
 
 
-def _revoke(client: Client, *tokens: ApiToken) -> list[str]:
-    response = client.post(
-        reverse(CHANGELIST),
-        {"action": "revoke", "_selected_action": [str(token.pk) for token in tokens], "index": "0"},
-        follow=True,
-    )
+def _revoke(client: Client, *tokens: ApiToken, reason: str = "Laptop stolen") -> list[str]:
+    """The action, its confirmation page, then the confirmed revocation with a reason."""
+    action = {"action": "revoke", "_selected_action": [str(token.pk) for token in tokens]}
+    page = client.post(reverse(CHANGELIST), {**action, "index": "0"})
+    if page.status_code == 200 and 'id="confirm-revoke"' in page.content.decode():
+        assert all(ApiToken.objects.get(pk=token.pk).revoked_at is None for token in tokens)  # nothing yet
+    response = client.post(reverse(CHANGELIST), {**action, "post": "yes", "reason": reason}, follow=True)
     return messages_of(response)
 
 
@@ -36,7 +37,8 @@ def test_an_admin_revokes_a_token_and_it_stops_working(acme: Tenant, make_staff:
     client = login(make_staff("ada", acme.organization, Role.ADMIN))
     raw = acme.raw_tokens[Role.AGENT]
 
-    assert _revoke(client, _token(raw)) == ["Revoked 1 token(s)."]
+    assert _revoke(client, _token(raw)) == ["Revoked 1 token(s). Reason kept: “Laptop stolen”."]
+    assert AuditEvent.objects.get(action="token.revoke", target_id=_token(raw).prefix).reason == "Laptop stolen"
 
     with pytest.raises(AuthenticationFailed, match="revoked"):
         principal_for_token(raw)
@@ -110,8 +112,22 @@ def test_a_superuser_revokes_any_organizations_token(acme: Tenant, globex: Tenan
     client = login(User.objects.create_superuser(username="root", password="unused-password-1"))
 
     assert _revoke(client, _token(acme.raw_tokens[Role.ADMIN]), _token(globex.raw_tokens[Role.ADMIN])) == [
-        "Revoked 2 token(s)."
+        "Revoked 2 token(s). Reason kept: “Laptop stolen”."
     ]
     for raw in (acme.raw_tokens[Role.ADMIN], globex.raw_tokens[Role.ADMIN]):
         with pytest.raises(AuthenticationFailed):
             principal_for_token(raw)
+
+
+def test_revoking_shows_the_tokens_and_asks_why_first(acme: Tenant, make_staff: StaffFactory, login: Login) -> None:
+    client = login(make_staff("ada", acme.organization, Role.ADMIN))
+    token = _token(acme.raw_tokens[Role.AGENT])
+    action = {"action": "revoke", "_selected_action": [str(token.pk)]}
+
+    page = client.post(reverse(CHANGELIST), {**action, "index": "0"}).content.decode()
+    assert "acme-agent" in page and "agent in acme" in page
+    assert ApiToken.objects.get(pk=token.pk).revoked_at is None
+
+    refused = client.post(reverse(CHANGELIST), {**action, "post": "yes", "reason": "  "}).content.decode()
+    assert "Say why: the reason is kept in the audit log." in refused
+    assert ApiToken.objects.get(pk=token.pk).revoked_at is None

@@ -7,9 +7,13 @@ from typing import Any
 
 from django.test import Client
 from django.urls import reverse
+from django.utils.html import escape
 
+from knowledge.services import link_create, triple_assert
+from lifecycle.services import proposal_create, proposal_dismiss
 from memories.services import memory_lock, memory_update, memory_verify
 from organizations.models import Role, User
+from organizations.services import membership_remove, repository_get_or_create, token_revoke
 from tests.admin.conftest import StaffFactory
 from tests.conftest import MemoryFactory, Tenant
 
@@ -54,10 +58,47 @@ def test_filters_by_actor_and_one_page_is_a_few_queries(  # noqa: PLR0917 - fixt
         if spec.title == "actor"
         for choice in spec.choices(page.context["cl"])
     }
-    assert any(actor.startswith("token") for actor in actors) and not any("globex" in a for a in actors)
+    # Agents by their token's name, people by theirs.
+    assert f"acme-curator ({acme.curator.label.removeprefix('token ')})" in actors
+    assert not any("globex" in a for a in actors)
     assert "Globex secret" not in page.content.decode()
 
     assert acme.curator.token is not None
     by_curator = client.get(reverse(CHANGELIST), {"actor": acme.curator.label})
     assert {event.actor for event in by_curator.context["cl"].result_list} == {acme.curator.label}
     assert by_curator.context["cl"].result_count == 30
+
+
+def test_every_kind_of_object_is_named_and_linked(
+    acme: Tenant, make_memory: MemoryFactory, make_staff: StaffFactory, login: Login
+) -> None:
+    first = make_memory(title="Deploys need approval", status="active")
+    second = make_memory(title="Deploys need sign-off", status="active")
+    link, _ = link_create(principal=acme.agent, source_id=first.pk, target_id=second.pk)
+    fact, _ = triple_assert(principal=acme.agent, subject="billing", predicate="owned_by", object="ana")
+    repository = repository_get_or_create(principal=acme.admin, slug="payments")
+    proposal, _ = proposal_create(
+        organization_id=acme.organization.pk, kind="merge", memory_ids=[first.pk, second.pk],
+        created_by="consolidation", survivor_id=first.pk, evidence={"similarity": 0.97},
+    )  # fmt: skip
+    assert proposal is not None
+    proposal_dismiss(principal=acme.curator, proposal_id=proposal.pk, reason="not the same")
+    token_revoke(principal=acme.admin, prefix=acme.raw_tokens["reader"].split("_")[1], reason="unused")
+    leaver = make_staff("leo", acme.organization, Role.READER)
+    membership_remove(principal=acme.admin, user=leaver, reason="left")
+    client = login(make_staff("ada", acme.organization, Role.ADMIN))
+
+    page = client.get(reverse(CHANGELIST)).content.decode()
+
+    expected = {
+        "admin:knowledge_memorylink_change": (link.pk, "link: Deploys need approval → related → Deploys need sign-off"),
+        "admin:knowledge_triple_change": (fact.pk, "fact: billing owned_by ana"),
+        "admin:organizations_repository_change": (repository.pk, "repository payments"),
+        "admin:lifecycle_consolidationproposal_change": (
+            proposal.pk, "merge duplicates proposal: Deploys need approval / Deploys need sign-off",
+        ),
+    }  # fmt: skip
+    for name, (pk, label) in expected.items():
+        assert f'<a href="{reverse(name, args=[pk])}">{escape(label)}</a>' in page, label
+    assert "token acme-reader (mp_" in page
+    assert "membership leo (gone)" in page  # removed: named by the event, not linked

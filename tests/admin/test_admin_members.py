@@ -69,10 +69,22 @@ def test_an_admin_changes_a_role_but_the_organization_keeps_an_admin(
     client = login(ada)
     change = "admin:organizations_membership_change"
 
-    client.post(reverse(change, args=[Membership.objects.get(user=reader).pk]), {"role": "curator"})
-    assert Membership.objects.get(user=reader).role == "curator"
+    unexplained = client.post(reverse(change, args=[Membership.objects.get(user=reader).pk]), {"role": "curator"})
+    assert unexplained.context["adminform"].form.errors["reason"] == [
+        "Say why the role changes: the reason is kept in the audit log."
+    ]
+    assert Membership.objects.get(user=reader).role == "reader"
 
-    refused = client.post(reverse(change, args=[Membership.objects.get(user=ada).pk]), {"role": "reader"})
+    client.post(
+        reverse(change, args=[Membership.objects.get(user=reader).pk]),
+        {"role": "curator", "reason": "Runs reviews now"},
+    )
+    assert Membership.objects.get(user=reader).role == "curator"
+    assert AuditEvent.objects.get(action="membership.set", data__user="rita").reason == "Runs reviews now"
+
+    refused = client.post(
+        reverse(change, args=[Membership.objects.get(user=ada).pk]), {"role": "reader", "reason": "Stepping back"}
+    )
     assert "cannot demote the last admin" in refused.context["adminform"].form.non_field_errors()[0]
     assert Membership.objects.get(user=ada).role == "admin"
 
@@ -110,7 +122,7 @@ def test_another_organizations_admin_reaches_none_of_acmes_members(
         reverse(CHANGELIST),
         {"action": "remove_members", "_selected_action": [str(member.pk)], "post": "yes", "reason": "x"},
     )
-    client.post(reverse("admin:organizations_membership_change", args=[member.pk]), {"role": "reader"})
+    client.post(reverse("admin:organizations_membership_change", args=[member.pk]), {"role": "reader", "reason": "x"})
 
     member.refresh_from_db()
     assert member.role == "curator"

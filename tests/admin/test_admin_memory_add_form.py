@@ -42,7 +42,7 @@ def test_a_memory_added_without_title_gets_one_derived(acme: Tenant, make_staff:
     assert (memory.status, memory.version, memory.tags) == ("draft", 1, ["deploy"])
     assert memory.created_by is not None and memory.created_by.username == "carol"
     version = MemoryVersion.objects.get(memory=memory)
-    assert (version.change, version.actor, version.reason) == ("create", "user carol", "admin")
+    assert (version.change, version.actor, version.reason) == ("create", "user carol", "written in the admin")
 
 
 def test_a_given_title_is_kept(acme: Tenant, make_staff: StaffFactory, login: Login) -> None:

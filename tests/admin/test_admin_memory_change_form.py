@@ -27,10 +27,10 @@ def _change_url(memory: Memory) -> str:
     return reverse("admin:memories_memory_change", args=[memory.pk])
 
 
-def _form(client: Client, memory: Memory) -> dict[str, object]:
+def _form(client: Client, memory: Memory, reason: str = "Corrected after the review") -> dict[str, object]:
     response = client.get(_change_url(memory))
     assert response.status_code == 200
-    return form_data(response, "memory_form")
+    return {**form_data(response, "memory_form"), "reason": reason}
 
 
 def test_editing_the_content_writes_a_new_version(make_memory: MemoryFactory, curator_client: Client) -> None:
@@ -52,7 +52,7 @@ def test_editing_the_content_writes_a_new_version(make_memory: MemoryFactory, cu
     assert version.change == "update"
     assert version.changed_fields == ["current_content"]
     assert version.actor == "user carol"
-    assert version.reason == "admin edit"
+    assert version.reason == "Corrected after the review"
     assert version.snapshot["current_content"] == "Deploys need two approvals."
 
 
@@ -91,13 +91,13 @@ def test_saving_without_changes_writes_no_version(make_memory: MemoryFactory, cu
 def test_several_fields_change_in_one_version(make_memory: MemoryFactory, curator_client: Client) -> None:
     memory = make_memory()
     data = _form(curator_client, memory)
-    data.update(status="verified", importance="8", tags="deploy,ci")
+    data.update(title="Pipeline fact", importance="8", tags="deploy,ci")
 
     curator_client.post(_change_url(memory), data)
 
     memory.refresh_from_db()
-    assert (memory.status, memory.importance, memory.tags, memory.version) == ("verified", 8, ["deploy", "ci"], 2)
-    assert MemoryVersion.objects.get(memory=memory, version=2).changed_fields == ["importance", "status", "tags"]
+    assert (memory.title, memory.importance, memory.tags, memory.version) == ("Pipeline fact", 8, ["deploy", "ci"], 2)
+    assert MemoryVersion.objects.get(memory=memory, version=2).changed_fields == ["importance", "tags", "title"]
 
 
 def test_a_curator_may_edit_a_locked_memory(acme: Tenant, make_memory: MemoryFactory, curator_client: Client) -> None:
@@ -248,3 +248,72 @@ def test_the_change_page_shows_facts_learned_from_the_memory(
         (form.original.subject.name, form.original.predicate, form.original.object.name) for i in facts for form in i
     ]
     assert shown == [("Alice", "works_on", "Search")]
+
+
+def test_a_change_without_a_reason_is_refused_and_saves_nothing(
+    acme: Tenant, make_memory: MemoryFactory, curator_client: Client
+) -> None:
+    memory = make_memory(current_content="Deploys need one approval.")
+    data = _form(curator_client, memory, reason="  ")
+    data["current_content"] = "Deploys need two approvals."
+
+    response = curator_client.post(_change_url(memory), data)
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["reason"] == [
+        "Say why you change it: the reason is kept in its history and the audit log."
+    ]
+    memory.refresh_from_db()
+    assert (memory.current_content, memory.version) == ("Deploys need one approval.", 1)
+
+
+def test_the_status_is_changed_by_the_decision_buttons_not_the_form(
+    make_memory: MemoryFactory, curator_client: Client
+) -> None:
+    memory = make_memory(status="active")
+    data = _form(curator_client, memory)
+    assert "status" not in data  # shown, not editable
+    data["status"] = "locked"
+    data["importance"] = 7
+
+    assert curator_client.post(_change_url(memory), data).status_code == 302
+
+    memory.refresh_from_db()
+    assert (memory.status, memory.importance) == ("active", 7)
+
+
+def test_an_edit_opened_from_the_review_queue_goes_back_to_it(
+    make_memory: MemoryFactory, curator_client: Client
+) -> None:
+    memory = make_memory()
+    queue = reverse("admin:review_queue") + "?page=1"
+    page = curator_client.get(_change_url(memory), {"next": queue})
+    assert f'<input type="hidden" name="next" value="{queue}">'.replace("&", "&amp;") in page.content.decode()
+    data = {**form_data(page, "memory_form"), "reason": "Tightened the wording", "title": "Reworded"}
+
+    response = curator_client.post(_change_url(memory), data)
+
+    assert (response.status_code, response["Location"]) == (302, queue)
+    # Only addresses of this site are followed.
+    data["next"] = "https://evil.example/"
+    response = curator_client.post(_change_url(memory), {**data, "title": "Reworded again"})
+    assert response["Location"] == reverse("admin:memories_memory_changelist")
+
+
+@pytest.mark.parametrize(
+    ("metadata", "said"),
+    [("[" * 5000 + "]" * 5000, "nested more than 32 levels"), ('{"team": "\\ud800"}', "not valid Unicode")],
+    ids=["deep", "lone-surrogate"],
+)
+def test_metadata_the_platform_cannot_read_is_a_form_error(
+    make_memory: MemoryFactory, curator_client: Client, metadata: str, said: str
+) -> None:
+    memory = make_memory()
+    data = {**_form(curator_client, memory), "metadata": metadata}
+
+    response = curator_client.post(_change_url(memory), data)
+
+    assert response.status_code == 200
+    assert said in response.context["adminform"].form.errors["metadata"][0]
+    memory.refresh_from_db()
+    assert memory.version == 1

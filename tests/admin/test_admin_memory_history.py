@@ -44,6 +44,8 @@ def test_the_history_lists_every_version_with_who_and_why(edited: Memory, curato
     page = response.content.decode()
     assert reverse("admin:memories_memory_revert", args=[edited.pk, 1]) in page
     assert (response.context["compare_from"], response.context["compare_to"]) == (2, 3)
+    # Who, by name: the agent token's, not only its prefix.
+    assert f"<td>acme-curator ({edited.versions.get(version=3).actor.removeprefix('token ')})</td>" in page
 
 
 def test_a_version_reads_whole(edited: Memory, curator_client: Client) -> None:
@@ -125,7 +127,7 @@ def test_the_locked_banner_says_who_when_and_why(edited: Memory, curator_client:
 
     page = response.content.decode()
     assert 'id="status-banner"' in page
-    assert "Locked</strong> by token" in page and "agreed with the SRE team" in page
+    assert "Locked</strong> by acme-curator (mp_" in page and "agreed with the SRE team" in page
     buttons = [decision.name for decision in response.context["decisions"]]
     assert buttons == ["unlock", "deprecate", "delete"]
 

@@ -8,6 +8,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from memories.access import flush_access
+from memories.models import MemoryAccess
+from memories.search import SearchParams, memory_search
 from memories.services import memory_deprecate
 from organizations.models import Role, User
 from tests.admin.conftest import StaffFactory
@@ -67,3 +70,38 @@ def test_the_search_form_offers_both_ways_and_remembers_the_choice(
 
     assert '<option value="words" selected>by words</option>' in page
     assert '<option value="meaning">by meaning</option>' in page
+
+
+def test_a_curators_search_does_not_count_as_reads(acme: Tenant, rules: dict[str, str], curator_client: Client) -> None:
+    """Freshness and access counts tell curators what agents use; a curator looking changes neither."""
+    flush_access()
+    assert rules["friday"] in _found(curator_client, q=QUESTION)
+    assert rules["friday"] in _found(curator_client, q="friday", mode="words")
+    flush_access()
+    assert not MemoryAccess.objects.filter(memory_id__in=rules.values()).exists()
+    # An agent's search does count.
+    memory_search(acme.agent, SearchParams(query=QUESTION, limit=1))
+    flush_access()
+    assert MemoryAccess.objects.get(memory_id=rules["friday"]).access_count == 1
+
+
+def test_a_type_filter_ranks_among_that_type_only(
+    acme: Tenant, make_memory: MemoryFactory, curator_client: Client
+) -> None:
+    """The filters apply before the ranking: a weak match of the filtered type is still found when
+    many better matches of other types exist."""
+    for n in range(60):
+        make_memory(current_content=f"Friday afternoon deploys to production are frozen, note {n}.")
+    wanted = make_memory(memory_type="risk", current_content="Shipping late in the week risks weekend incidents.")
+
+    assert _found(curator_client, q=QUESTION, memory_type__exact="risk") == [str(wanted.pk)]
+
+
+def test_tags_show_as_chips(make_memory: MemoryFactory, curator_client: Client) -> None:
+    make_memory(current_content="Tagged memory.", tags=["deploy", "friday", "ops", "risk", "weekend"])
+
+    page = curator_client.get(reverse(CHANGELIST)).content.decode()
+
+    assert '<span class="chip chip-tag">deploy</span> <span class="chip chip-tag">friday</span>' in page
+    assert '<span class="chip chip-tag" title="risk, weekend">+2</span>' in page
+    assert "&lt;span" not in page

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from memories.models import Memory
 from memories.services import memory_create
-from organizations.models import Membership, Role, User
+from organizations.models import ApiToken, AuditEvent, Membership, Role, User
 from tests.admin.conftest import StaffFactory, messages_of
 from tests.conftest import MemoryFactory, Tenant
 
@@ -34,6 +34,7 @@ def globex_memory(globex: Tenant) -> Memory:
             "title": "Globex launches the doomsday device on Friday",
             "current_content": "Globex launches the doomsday device on Friday.",
         },
+        create_repository=True,
     )[0]
 
 
@@ -84,8 +85,9 @@ def test_another_tenants_curator_sees_none_of_acme(
     client = login(make_staff("gary", globex.organization, Role.CURATOR))
 
     assert _listed(client) == {globex_memory.title}
-    # Acme's memory is about approvals: neither search finds it (by meaning, globex's own one ranks).
-    for mode, found in (("words", []), ("meaning", [globex_memory])):
+    # Acme's memory is about approvals: neither search finds it, and globex's own, about something
+    # else, is no match either (search leaves out what scores below its floor).
+    for mode, found in (("words", []), ("meaning", [])):
         search = client.get(reverse("admin:memories_memory_changelist"), {"q": "approvals", "mode": mode})
         assert list(search.context["cl"].result_list) == found, mode
 
@@ -192,3 +194,22 @@ def test_a_superuser_sees_every_organizations_memories(
     assert _listed(client) == {acme_memory.title, globex_memory.title}
     response = client.get(reverse("admin:memories_memory_change", args=[globex_memory.pk]))
     assert response.status_code == 200
+
+
+def test_an_outsider_reaches_no_audit_event_or_token_page_of_acme(
+    acme: Tenant, globex: Tenant, acme_memory: Memory, make_staff: StaffFactory, login: Login
+) -> None:
+    event = AuditEvent.objects.filter(organization=acme.organization).first()
+    token = ApiToken.objects.filter(organization=acme.organization).first()
+    assert event is not None and token is not None
+    client = login(make_staff("gail", globex.organization, Role.ADMIN))
+
+    for url in (
+        reverse("admin:organizations_auditevent_change", args=[event.pk]),
+        reverse("admin:organizations_apitoken_change", args=[token.pk]),
+        reverse("admin:memories_memory_history", args=[acme_memory.pk]),
+    ):
+        response = client.get(url, follow=True)
+        page = response.content.decode()
+        assert "exist. Perhaps it was deleted?" in page, url  # Django's "does not exist" message
+        assert acme_memory.title not in page and token.prefix not in page

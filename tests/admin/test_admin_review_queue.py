@@ -14,7 +14,7 @@ from lifecycle.services import proposal_create
 from memories.models import Memory, MemoryVersion
 from memories.services import memory_delete, memory_verify
 from organizations.models import Role, User
-from tests.admin.conftest import StaffFactory, messages_of
+from tests.admin.conftest import StaffFactory, form_data, messages_of
 from tests.conftest import MemoryFactory, Tenant
 
 Login = Callable[[User], Client]
@@ -162,7 +162,8 @@ def test_readers_have_no_queue_and_cannot_decide(
     memory = make_memory()
     client = login(make_staff("rita", acme.organization, Role.READER))
 
-    assert _keys(client.get(reverse(QUEUE))) == []
+    # No queue: the queue page sends them to the dashboard.
+    assert client.get(reverse(QUEUE))["Location"] == reverse("admin:index")
     client.post(reverse("admin:review_decide"), {"memory": str(memory.pk), "decision": "verify", "reason": "r"})
 
     memory.refresh_from_db()
@@ -267,3 +268,55 @@ def test_view_site_leads_to_a_real_page(curator_client: Client) -> None:
     assert index.context["site_url"] == "/api/docs/"
     assert 'href="/api/docs/"' in index.content.decode()
     assert curator_client.get("/api/docs/").status_code == 200
+
+
+def test_a_long_queue_is_paged_in_order(acme: Tenant, make_memory: MemoryFactory, curator_client: Client) -> None:
+    drafts = [make_memory(title=f"Draft {n}", importance=1 + n % 10) for n in range(30)]
+    ordered = sorted(drafts, key=lambda m: (-m.importance, -m.created_at.timestamp()))
+
+    first = curator_client.get(reverse(QUEUE))
+    second = curator_client.get(reverse(QUEUE), {"page": 2})
+
+    assert _keys(first) + _keys(second) == [f"draft-{m.pk}" for m in ordered]
+    assert "26\u201330 shown" in second.content.decode()  # an en dash
+    assert 'id="queue-next-page"' in first.content.decode()
+    assert 'id="queue-next-page"' not in second.content.decode()
+    # A page past the end, or a bad number, is answered, not an error.
+    assert _keys(curator_client.get(reverse(QUEUE), {"page": 9})) == []
+    assert _keys(curator_client.get(reverse(QUEUE), {"page": "x"})) == _keys(first)
+
+
+def test_a_draft_still_embedding_says_so_instead_of_having_no_duplicates(
+    make_memory: MemoryFactory, curator_client: Client
+) -> None:
+    draft = make_memory(title="Fresh draft")
+    Memory.objects.filter(pk=draft.pk).update(embedding=None, embedding_status="pending")
+
+    page = curator_client.get(reverse(QUEUE)).content.decode()
+
+    assert "Similar memories are looked for once its embedding is ready (pending)." in page
+    assert "No similar memory in its scope." not in page
+
+
+@pytest.mark.parametrize(
+    ("role", "lands_on"), [(Role.CURATOR, QUEUE), (Role.ADMIN, QUEUE), (Role.READER, "admin:index")]
+)
+def test_after_logging_in_a_curator_lands_on_the_queue(
+    acme: Tenant, make_staff: StaffFactory, client: Client, role: str, lands_on: str
+) -> None:
+    make_staff("dana", acme.organization, role)
+
+    form = form_data(client.get(reverse("admin:login")), "login-form")
+
+    response = client.post(
+        reverse("admin:login"), {**form, "username": "dana", "password": "unused-password-1"}, follow=True
+    )
+
+    assert response.redirect_chain[-1][0] == reverse(lands_on)
+    # Asked for on the way to another page, the login goes there instead.
+    client.logout()
+    wanted = reverse("admin:memories_memory_changelist")
+    response = client.post(
+        reverse("admin:login") + f"?next={wanted}", {"username": "dana", "password": "unused-password-1"}
+    )
+    assert response["Location"] == wanted

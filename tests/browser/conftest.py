@@ -33,6 +33,7 @@ from django.conf import settings
 
 from organizations.models import User
 from tests.admin.conftest import make_staff  # noqa: F401 - the fixture, for the tests here
+from tests.artifacts import record
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -117,6 +118,17 @@ class Browser:
         self.base_url = base_url
         self._shots = shots
         self._taken = 0
+        # What a person does, counted: clicks (links, buttons, choices in a list, boxes ticked) and
+        # fields typed into. ``job`` records them per curator job.
+        self.clicks = 0
+        self.typed = 0
+
+    @contextmanager
+    def job(self, name: str) -> Iterator[None]:
+        """Count the clicks and typed fields of one curator job (test-artifacts/curator-jobs.json)."""
+        clicks, typed = self.clicks, self.typed
+        yield
+        record("curator-jobs", name, {"clicks": self.clicks - clicks, "typed_fields": self.typed - typed})
 
     # --- pages -----------------------------------------------------------------------------------
 
@@ -177,17 +189,25 @@ class Browser:
         field = self.find(css)
         field.clear()
         field.send_keys(value)
+        self.typed += 1
 
     def select(self, css: str, value: str) -> None:
         from selenium.webdriver.support.select import Select
 
         Select(self.find(css)).select_by_value(value)
+        self.clicks += 1
+
+    def choose(self, css: str) -> None:
+        """Click what stays on the page: a radio button, a checkbox."""
+        self.find(css).click()
+        self.clicks += 1
 
     def click(self, css: str) -> None:
         """Click what loads another page (a link, a submit button) and wait for that page."""
         element = self.find(css)
         with self.navigating():
             element.click()
+        self.clicks += 1
 
     def follow(self, link_text: str) -> None:
         """Click the link reading ``link_text`` and wait for its page."""
@@ -200,6 +220,7 @@ class Browser:
         )
         with self.navigating():
             link.click()
+        self.clicks += 1
 
     # --- the admin -------------------------------------------------------------------------------
 

@@ -74,8 +74,9 @@ def test_a_curator_works_the_queue_then_an_agent_meets_the_lock(
     browser.screenshot("review queue")
 
     # Verify the first draft, giving a reason; the next item is then on top.
-    browser.fill("section.review-item.next textarea[name=reason]", "matches the release runbook")
-    browser.click("section.review-item.next button[value=verify]")
+    with browser.job("approve (verify) a draft, with a reason"):
+        browser.fill("section.review-item.next textarea[name=reason]", "matches the release runbook")
+        browser.click("section.review-item.next button[value=verify]")
     assert any("Verified “Release freeze”" in message for message in browser.messages()), browser.messages()
     assert browser.find("section.review-item.next").get_attribute("id") == f"draft-{retries.pk}"
     browser.screenshot("verified, next item on top")
@@ -83,27 +84,30 @@ def test_a_curator_works_the_queue_then_an_agent_meets_the_lock(
     assert (version.snapshot["status"], version.reason) == ("verified", "matches the release runbook")
 
     # Lock the next one.
-    browser.fill("section.review-item.next textarea[name=reason]", "agreed with the platform team")
-    browser.click("section.review-item.next button[value=lock]")
+    with browser.job("lock a draft, with a reason"):
+        browser.fill("section.review-item.next textarea[name=reason]", "agreed with the platform team")
+        browser.click("section.review-item.next button[value=lock]")
     retries.refresh_from_db()
     assert retries.status == "locked"
 
     # Merge a proposal side by side, keeping the twin, after reading the differences.
-    browser.click(f"#proposal-{merge.pk} a.button")
-    assert browser.find_all("ins.diff"), "the differences are marked"
-    browser.screenshot("proposal side by side")
-    browser.find(f"input[name=survivor][value='{friday_twin.pk}']").click()
-    browser.fill("#id_reason", "the same rule, said twice")
-    browser.click("#apply")
+    with browser.job("merge a proposal side by side, choosing the survivor, with a reason"):
+        browser.click(f"#proposal-{merge.pk} a.button")
+        assert browser.find_all("ins.diff"), "the differences are marked"
+        browser.screenshot("proposal side by side")
+        browser.choose(f"input[name=survivor][value='{friday_twin.pk}']")
+        browser.fill("#id_reason", "the same rule, said twice")
+        browser.click("#apply")
     assert browser.path == "/admin/review/"
     merge.refresh_from_db()
     friday.refresh_from_db()
     assert (merge.state, friday.superseded_by_id) == (ProposalState.APPLIED, friday_twin.pk)
 
     # Dismiss the other: different services.
-    browser.click(f"#proposal-{different.pk} a.button")
-    browser.fill("#id_reason", "billing and ledger are different services")
-    browser.click("#dismiss")
+    with browser.job("dismiss a proposal, with a reason"):
+        browser.click(f"#proposal-{different.pk} a.button")
+        browser.fill("#id_reason", "billing and ledger are different services")
+        browser.click("#dismiss")
     different.refresh_from_db()
     assert different.state == ProposalState.DISMISSED
     assert browser.find_all("#queue-empty")
@@ -115,27 +119,37 @@ def test_a_curator_works_the_queue_then_an_agent_meets_the_lock(
     )
     browser.open(f"/admin/memories/memory/{billing.pk}/change/")
     browser.screenshot("memory page")
-    browser.click("a.historylink")
-    browser.find("input[name=from][value='1']").click()
-    browser.find("input[name=to][value='2']").click()
-    browser.click("#compare-versions")
+    with browser.job("compare any two versions of a memory (from its page)"):
+        browser.click("a.historylink")
+        browser.screenshot("history of a memory")
+        browser.choose("input[name=from][value='1']")
+        browser.choose("input[name=to][value='2']")
+        browser.click("#compare-versions")
     content = "#changes tr.change-current_content"
     assert [element.text for element in browser.find_all(f"{content} del.diff")] == ["invoices"]
     assert [element.text for element in browser.find_all(f"{content} ins.diff")] == ["refunds"]
     browser.screenshot("versions compared word by word")
-    browser.follow("History")
-    browser.click("#version-1 a.button")
-    browser.screenshot("revert asks why")
-    browser.fill("#id_reason", "refunds belong to the ledger")
-    browser.click("#confirm-revert")
+    with browser.job("revert a memory to an earlier version, with a reason (from the comparison)"):
+        browser.follow("History")
+        browser.click("#version-1 a.button")
+        browser.screenshot("revert asks why")
+        browser.fill("#id_reason", "refunds belong to the ledger")
+        browser.click("#confirm-revert")
     assert any("reads as version 1 again" in message for message in browser.messages())
     billing.refresh_from_db()
     assert (billing.current_content, billing.version) == ("The billing service owns invoices.", 3)
 
+    # A version reads whole.
+    browser.open(f"/admin/memories/memory/{billing.pk}/versions/2/")
+    assert "The billing service owns refunds." in browser.text
+    browser.screenshot("one version whole")
+
     # Find a memory by asking a question.
-    browser.open("/admin/memories/memory/")
-    browser.fill("#searchbar", "can I ship on friday afternoon?")
-    browser.click("#changelist-search [type=submit]")
+    browser.open("/admin/")
+    with browser.job("find a memory by asking a question (from the dashboard)"):
+        browser.follow("Memories")
+        browser.fill("#searchbar", "can I ship on friday afternoon?")
+        browser.click("#changelist-search [type=submit]")
     top = browser.find("#result_list tbody tr:first-child").text
     assert "Friday" in top, top
     browser.screenshot("memories found by a question")
@@ -144,6 +158,34 @@ def test_a_curator_works_the_queue_then_an_agent_meets_the_lock(
     widths = "const r = document.querySelector('#changelist .results'); return [r.scrollWidth, r.clientWidth]"
     scrolled, shown = browser.driver.execute_script(widths)
     assert scrolled <= shown, (scrolled, shown)
+
+    # Deprecate several at once: a page lists them with what changes, and asks why, before anything changes.
+    tips = [make_memory(current_content=f"Tip {n}: squash commits before merging.", status="active") for n in (1, 2)]
+    with browser.job("deprecate several memories at once, with a reason (from the memory list)"):
+        browser.fill("#searchbar", "squash")
+        browser.select("#changelist-search select[name=mode]", "words")
+        browser.click("#changelist-search [type=submit]")
+        for tip in tips:
+            browser.choose(f"#result_list input.action-select[value='{tip.pk}']")
+        browser.select("select[name=action]", "deprecate_selected")
+        browser.click("#changelist-form button[name=index]")
+        listed = browser.text
+        assert "Tip 1" in listed and "Tip 2" in listed and "active → deprecated" in listed.replace("\n", " ")
+        assert all(Memory.objects.get(pk=tip.pk).status == "active" for tip in tips)  # nothing yet
+        browser.screenshot("bulk deprecate lists the memories and asks why")
+        browser.fill("#id_reason", "we merge with rebase now")
+        browser.click("#confirm-decision")
+    assert all(Memory.objects.get(pk=tip.pk).status == "deprecated" for tip in tips)
+    assert MemoryVersion.objects.get(memory=tips[0], version=2).reason == "we merge with rebase now"
+
+    # One memory from its page: the button asks why first.
+    with browser.job("reactivate a deprecated memory from its page, with a reason"):
+        browser.open(f"/admin/memories/memory/{tips[0].pk}/change/")
+        browser.click("#decide-reactivate")
+        browser.screenshot("a memory's button asks why")
+        browser.fill("#id_reason", "still true for the legacy repository")
+        browser.click("#confirm-decision")
+    assert Memory.objects.get(pk=tips[0].pk).status == "active"
 
     # The locked memory, from its page: the banner says who and why.
     browser.open(f"/admin/memories/memory/{retries.pk}/change/")

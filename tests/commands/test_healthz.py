@@ -13,7 +13,7 @@ from memory_platform.models import Heartbeat
 
 @pytest.mark.django_db
 def test_healthz_reports_the_database_and_pgvector(client: Client) -> None:
-    heartbeat.beat()  # a worker is alive
+    heartbeat.beat(), heartbeat.beat(heartbeat.BEAT)  # a worker and beat are alive
     response = client.get("/healthz")
 
     assert response.status_code == 200
@@ -51,6 +51,12 @@ def test_healthz_reports_the_worker_and_the_backlog(client: Client) -> None:
     assert client.get("/healthz").json()["worker"]["problem"] == "no heartbeat yet: is a worker running?"
 
     heartbeat.beat()
+    without_beat = client.get("/healthz").json()
+    assert (
+        without_beat["status"] == "degraded"
+        and "beat, which starts the periodic work" in without_beat["worker"]["problem"]
+    )
+    heartbeat.beat(heartbeat.BEAT)
     fresh = client.get("/healthz").json()
     assert fresh["status"] == "ok" and fresh["worker"]["ok"] is True and fresh["worker"]["seconds_ago"] < 5
     assert fresh["worker"]["pending_embeddings"] == Memory.objects.filter(embedding_status="pending").count()
@@ -61,3 +67,9 @@ def test_healthz_reports_the_worker_and_the_backlog(client: Client) -> None:
     assert stale.status_code == 200  # the web process serves; the body says what is wrong
     assert stale.json()["status"] == "degraded"
     assert stale.json()["worker"]["ok"] is False and "no heartbeat for 300 s" in stale.json()["worker"]["problem"]
+
+    heartbeat.beat(heartbeat.BEAT)  # beat goes on sending; the worker is still gone
+    with override_settings(HEARTBEAT_STALE_SECONDS=120):
+        report = client.get("/healthz").json()["worker"]
+    assert report["ok"] is False and report["beat"]["ok"] is True
+    assert report["problem"] == "beat sends work but no worker runs it: is a worker running?"

@@ -113,3 +113,20 @@ def test_charts_are_well_formed_svg_and_escape_their_text() -> None:
     titles = [t.text for t in ET.fromstring(str(bars)).iter("{http://www.w3.org/2000/svg}title")]  # noqa: S314
     assert "ops: 1" in titles
     assert str(charts.bar_chart("Nothing", [])).startswith('<p class="chart-empty">')
+
+
+def test_the_waiting_tile_counts_the_organization_shown(
+    acme: Tenant, globex: Tenant, make_memory: MemoryFactory, make_staff: StaffFactory, login: Login
+) -> None:
+    make_memory()
+    make_memory()
+    make_memory(principal=globex.agent)
+    both = make_staff("bea", acme.organization, Role.CURATOR)
+    both.memberships.create(organization=globex.organization, role=Role.CURATOR)
+    client = login(both)
+
+    for slug, waiting in (("acme", 2), ("globex", 1)):
+        response = client.get(reverse("admin:index"), {"organization": slug})
+        assert response.context["organization_waiting"] == waiting
+        assert response.context["review_waiting"] == 3  # the header's badge: every queue of theirs
+        assert f'href="/admin/review/?organization={slug}" id="tile-review"' in response.content.decode()

@@ -24,10 +24,7 @@ from tests.mcp.conftest import (  # noqa: F401  (fixtures, found by name)
     agent,
     connect,
     curator,
-    mcp_server,
-    mcp_url,
     outsider,
-    server_env,
     write_memory,
 )
 

@@ -90,8 +90,14 @@ def test_kg_assert_and_kg_query(agent: McpClient, reader: McpClient) -> None:
     assert payments["valid_from"].startswith("2025-01-01T00:00:00")
     assert payments["valid_to"].startswith("2025-06-01T00:00:00")
     assert payments["provenance"] == {"note": "ticket PAY-12"}
-    history = reader.ok("kg-query", {"subject": "Alice", "include_records": True})
-    assert [t["object"] for t in history["triples"]] == ["Payments", "Payments", "Search"]
+    # The timeline: one row per value and the period it held, the replaced value closed.
+    timeline = reader.ok("kg-query", {"subject": "Alice", "include_history": True})
+    assert [(t["object"], t["valid_from"][:10], (t["valid_to"] or "")[:10]) for t in timeline["triples"]] == [
+        ("Payments", "2025-01-01", "2025-06-01"),
+        ("Search", "2025-06-01", ""),
+    ]
+    records = reader.ok("kg-query", {"subject": "Alice", "include_records": True})
+    assert [t["object"] for t in records["triples"]] == ["Payments", "Payments", "Search"]
     assert reader.ok("kg-query", {"subject": "Nobody"}) == {"subject": "Nobody", "triples": []}
 
 

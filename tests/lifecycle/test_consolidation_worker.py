@@ -10,67 +10,35 @@ from __future__ import annotations
 import itertools
 import os
 import signal
-import subprocess
-import sys
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
-from django.conf import settings
 
 from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalState, RunStatus
 from memories.batch import memory_batch_create
 from memories.models import Memory
 from memory_platform.celery import app
-from tests.conftest import Tenant, database_url_of_the_test_database
+from tests.conftest import Tenant
+from tests.redis_workers import REDIS_URL, StartWorker, drop_queue, private_queue, workers
 from tests.worker.conftest import process_gone, wait_for
 
-REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 TASK = "lifecycle.tasks.lifecycle_consolidate"
 PAIRS = 100
 
 
 @pytest.fixture
 def queue() -> Iterator[str]:
-    try:
-        redis.Redis.from_url(REDIS_URL).ping()
-    except redis.exceptions.ConnectionError as error:  # every machine of the project runs one
-        pytest.fail(f"these tests need the Redis at {REDIS_URL}: {error}")
-    name = f"test-lifecycle-{uuid.uuid4().hex[:12]}"
+    name = private_queue("test-lifecycle")
     yield name
-    redis.Redis.from_url(REDIS_URL).delete(name)
+    drop_queue(name)
 
 
 @pytest.fixture
-def start_worker(queue: str, tmp_path: Path) -> Iterator[Callable[[str], subprocess.Popen[bytes]]]:
-    env = {k: v for k, v in os.environ.items() if k not in ("CELERY_BROKER_DIR",)}
-    env.update(
-        DATABASE_URL=database_url_of_the_test_database(),
-        REDIS_URL=REDIS_URL,
-        CELERY_QUEUE=queue,
-        PYTHONUNBUFFERED="1",
-        CONSOLIDATION_AUTO_MERGE_SHARE="1",
-    )
-    started: list[subprocess.Popen[bytes]] = []
-
-    def start(name: str) -> subprocess.Popen[bytes]:
-        log = (tmp_path / f"{name}.log").open("ab")
-        command = [
-            sys.executable, "-m", "celery", "-A", "memory_platform", "worker", "--pool", "solo",
-            "--loglevel", "info", "--hostname", f"{name}@%h", "--without-gossip", "--without-mingle",
-        ]  # fmt: skip
-        process = subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
-        started.append(process)
-        return process
-
-    yield start
-    for process in started:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
+def start_worker(queue: str, tmp_path: Path) -> Iterator[StartWorker]:
+    yield from workers(queue, tmp_path, CONSOLIDATION_AUTO_MERGE_SHARE="1")
 
 
 def send(organization_id: int, queue: str) -> None:

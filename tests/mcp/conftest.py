@@ -14,99 +14,17 @@ emptied after each test.
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from django.conf import settings
 
-from tests.conftest import Tenant, database_url_of_the_test_database
+from tests.conftest import Tenant
 from tests.mcp.client import McpClient
 from tests.mcp.inprocess import InProcessMcpClient
-
-SERVER_START_TIMEOUT = 60.0
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@pytest.fixture(scope="session")
-def server_env(django_db_setup: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """Environment for server children: the test database, a private broker, logs unbuffered."""
-    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MEMORY_PLATFORM_TOKEN")}
-    env.update(
-        DATABASE_URL=database_url_of_the_test_database(),
-        # Backfills a write might schedule must not reach a worker someone else is running.
-        CELERY_BROKER_DIR=str(tmp_path_factory.mktemp("broker")),
-        PYTHONUNBUFFERED="1",
-        LOG_LEVEL="WARNING",
-    )
-    return env
-
-
-def tail(path: Path, lines: int = 30) -> str:
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-
-
-@pytest.fixture(scope="session")
-def mcp_server(server_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Base URL (``http://127.0.0.1:<port>``) of a uvicorn process serving the project."""
-    port = free_port()
-    log = tmp_path_factory.mktemp("uvicorn") / "server.log"
-    command = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "memory_platform.asgi:application",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--lifespan",
-        "off",
-    ]
-    with log.open("wb") as log_file:
-        process = subprocess.Popen(
-            command, cwd=settings.BASE_DIR, env=server_env, stdout=log_file, stderr=subprocess.STDOUT
-        )
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"uvicorn exited with {process.returncode}:\n{tail(log)}")
-            try:
-                if httpx.get(f"{base_url}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"uvicorn did not answer /healthz within {SERVER_START_TIMEOUT:.0f} s:\n{tail(log)}")
-            time.sleep(0.1)
-        yield base_url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-@pytest.fixture
-def mcp_url(mcp_server: str) -> str:
-    return f"{mcp_server}/mcp"
-
 
 Connect = Callable[[str], McpClient]
 
@@ -193,6 +111,9 @@ def spawn_stdio() -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            # Unbuffered: read_message waits on the pipe with select(), which cannot see lines a
+            # buffered reader already took in (two answers written at once would leave one there).
+            bufsize=0,
         )
         started.append(process)
         return process

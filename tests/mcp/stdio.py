@@ -37,7 +37,10 @@ def read_message(process: subprocess.Popen[bytes], timeout: float = 60) -> dict[
             message: dict[str, Any] = json.loads(line)
             return message
         remaining = deadline - time.monotonic()
-    raise AssertionError(f"no message on stdout within {timeout:.0f} s")
+    process.kill()  # to say why: what it logged
+    _, stderr = process.communicate(timeout=30)
+    tail = (stderr or b"").decode(errors="replace")[-3000:]
+    raise AssertionError(f"no message on stdout within {timeout:.0f} s; the process logged:\n{tail}")
 
 
 def tool_call(request_id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -83,3 +83,29 @@ def test_a_malformed_first_line_is_answered_and_the_session_goes_on(
     send(process, INITIALIZE)
     assert read_message(process)["result"]["serverInfo"]["name"] == "Memory MCP Server"
     assert process.poll() is None
+
+
+NAMELESS_CALL = {"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"arguments": {}}}
+SAID = "invalid parameters for tools/call (params.name: missing)"
+
+
+def test_http_says_which_parameter_a_request_lacks(mcp_url: str, acme: Tenant) -> None:
+    response = httpx.post(mcp_url, headers=bearer(acme.raw_tokens["agent"]), json=NAMELESS_CALL, timeout=30)
+
+    assert response.status_code == 200
+    assert response.json() == {"jsonrpc": "2.0", "id": 11, "error": {"code": -32602, "message": SAID}}
+
+
+def test_stdio_says_which_parameter_a_request_lacks_and_logs_nothing(
+    acme: Tenant, stdio_env: Callable[..., dict[str, str]], spawn_stdio: Callable[..., subprocess.Popen[bytes]]
+) -> None:
+    """Each such request once logged every request type's validation error (kilobytes on stderr,
+    which filled the pipe of a client that did not read it and froze the session)."""
+    process = spawn_stdio(stdio_env(acme.raw_tokens["agent"]))
+    handshake(process)
+
+    for n in range(100):
+        send(process, {**NAMELESS_CALL, "id": 100 + n})
+        assert read_message(process) == {"jsonrpc": "2.0", "id": 100 + n, "error": {"code": -32602, "message": SAID}}
+    _, stderr = process.communicate(timeout=60)
+    assert b"validation error" not in stderr

@@ -40,6 +40,7 @@ def test_write_keeps_every_given_field(agent: McpClient) -> None:
             "organization": "acme",
             "scope_type": "repository",
             "repository": "payments-api",
+            "create_repository": True,
             "memory_type": "convention",
             "current_content": "Money amounts are integers in minor units, never floats.",
             "title": "Money in minor units",
@@ -77,3 +78,13 @@ def test_write_with_an_id_creates_then_updates_that_memory(agent: McpClient, wri
     assert upserted["created_at"] == created["created_at"]
     listed = agent.ok("memory-list", {})["memories"]
     assert [memory["id"] for memory in listed] == [wanted]
+
+
+def test_an_unknown_repository_is_refused_with_the_known_ones(agent: McpClient) -> None:
+    write = {"scope_type": "repository", "memory_type": "fact", "current_content": "Builds run on arm64."}
+    agent.ok("memory-write", {**write, "repository": "payments-api", "create_repository": True})
+
+    message = agent.error("memory-write", {**write, "repository": "paymnets-api"})
+
+    assert "repository 'paymnets-api' does not exist in acme (known repositories: payments-api)" in message
+    assert [m["repository"] for m in agent.ok("memory-list", {})["memories"]] == ["payments-api"]

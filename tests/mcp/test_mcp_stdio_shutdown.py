@@ -28,9 +28,9 @@ def initialized(acme: Tenant, stdio_env: Callable[..., dict[str, str]], spawn_st
 
 
 def test_end_of_input_ends_the_process_with_status_zero(initialized: subprocess.Popen[bytes]) -> None:
-    stdout, _ = initialized.communicate(timeout=30)  # closes stdin
+    stdout, stderr = initialized.communicate(timeout=30)  # closes stdin
 
-    assert initialized.returncode == 0
+    assert initialized.returncode == 0, stderr.decode(errors="replace")[-3000:]
     assert stdout == b""
 
 

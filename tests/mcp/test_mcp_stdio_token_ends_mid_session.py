@@ -50,3 +50,18 @@ def test_the_next_request_is_refused_and_nothing_is_written(
     # The session still answers (each request is refused the same way) until the client leaves.
     send(process, {"jsonrpc": "2.0", "id": 4, "method": "ping"})
     assert read_message(process)["id"] == 4
+
+
+def test_a_role_changed_mid_session_applies_from_the_next_request(
+    acme: Tenant, stdio_env: Callable[..., dict[str, str]], spawn_stdio: Spawn
+) -> None:
+    issued = token_create(principal=acme.admin, role="agent", name="session")
+    process = _session(issued.raw, stdio_env, spawn_stdio)
+
+    ApiToken.objects.filter(pk=issued.token.pk).update(role="reader")
+    send(process, tool_call(3, "memory-write", WRITE))
+    answer = read_message(process)
+
+    assert answer["result"]["isError"] is True
+    assert "needs the agent role" in answer["result"]["content"][0]["text"]
+    assert not Memory.objects.exists()

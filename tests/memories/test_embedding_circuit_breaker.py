@@ -1,6 +1,12 @@
-"""An HTTP embedding endpoint that hangs costs one timeout, not one per request: after a failure
-writes return at once (their memory pending) and hybrid search answers from keywords, saying so;
-once the endpoint answers again, the next call after the wait probes it and embedding resumes."""
+"""An HTTP embedding endpoint that hangs or fails never holds up writes and searches.
+
+- Hanging (the call would wait out its 30 s timeout): a write waits at most
+  EMBEDDING_WRITE_WAIT_SECONDS, then stores its memory pending; a hybrid search waits at most
+  EMBEDDING_QUERY_WAIT_SECONDS, then answers from keywords, saying so. Once the endpoint answers,
+  the pending memories are embedded in the background and new writes get their vector at once.
+- Failing: one failure opens the circuit; calls then fail at once without reaching the endpoint,
+  until the wait is over and one call probes it.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +17,10 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from django.conf import settings
 from django.test import override_settings
 
+from memories.embedding_pipeline import embed_pending
 from memories.embeddings import get_provider, reset_provider
 from memories.embeddings.http import OpenAICompatibleProvider
 from memories.models import EmbeddingStatus, Memory
@@ -23,10 +31,15 @@ DIMENSIONS = 384
 
 
 class Endpoint(ThreadingHTTPServer):
-    """A local /v1/embeddings that hangs past the client's timeout until told to answer."""
+    """A local /v1/embeddings that hangs (until ``answer`` is set) or fails, as told."""
 
-    hang = True
+    daemon_threads = True
+    failing = False
     calls = 0
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.answer = threading.Event()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -35,8 +48,10 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.server.calls += 1
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        if self.server.hang:
-            time.sleep(3)
+        if self.server.failing:
+            self.send_error(500, "model crashed")
+            return
+        self.server.answer.wait(timeout=60)
         vector = [1.0] + [0.0] * (DIMENSIONS - 1)
         data = [{"index": i, "embedding": vector} for i, _ in enumerate(body["input"])]
         answer = json.dumps({"data": data}).encode()
@@ -52,16 +67,17 @@ class Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def endpoint() -> Iterator[Endpoint]:
-    server = Endpoint(("127.0.0.1", 0), Handler)
+    server = Endpoint()
     threading.Thread(target=server.serve_forever, daemon=True).start()
     configured = get_provider()
     reset_provider(
         OpenAICompatibleProvider(
-            base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", model="hanging-model", api_key="",
-            dimensions=DIMENSIONS, timeout=1,
+            base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", model="remote-model", api_key="",
+            dimensions=DIMENSIONS, timeout=settings.EMBEDDING_TIMEOUT,
         )
     )  # fmt: skip
     yield server
+    server.answer.set()
     reset_provider(configured)
     server.shutdown()
     server.server_close()
@@ -74,26 +90,49 @@ def _timed_write(make_memory: MemoryFactory, text: str) -> tuple[Memory, float]:
 
 
 @pytest.mark.django_db
-@override_settings(EMBEDDING_RETRY_SECONDS=2)
-def test_a_hanging_endpoint_costs_one_timeout_then_writes_and_search_go_on_at_once(
+def test_a_hanging_endpoint_holds_up_no_write_and_no_search(
     acme: Tenant, make_memory: MemoryFactory, endpoint: Endpoint
 ) -> None:
-    first, waited = _timed_write(make_memory, "Deploys need two approvals.")
-    assert first.embedding_status == EmbeddingStatus.PENDING and waited >= 0.9
+    assert settings.EMBEDDING_TIMEOUT == 30  # the default: a write waiting it out would take 30 s
 
     for n in range(3):
-        memory, seconds = _timed_write(make_memory, f"Rule number {n} about deploys.")
+        memory, seconds = _timed_write(make_memory, f"Rule number {n}: deploys need two approvals.")
         assert memory.embedding_status == EmbeddingStatus.PENDING
-        assert seconds < 0.5, seconds
+        assert seconds < 1.0, seconds
     started = time.monotonic()
     page = memory_search(acme.reader, SearchParams(query="deploy approvals"))
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 2.0
     assert page.degraded is not None and "keyword results only" in page.degraded
-    assert page.hits, "keyword search still finds them"
+    assert len(page.hits) == 3, "keyword search still finds them"
+
+    endpoint.answer.set()  # the endpoint answers again
+    assert embed_pending() == 3
+    assert not Memory.objects.filter(embedding_status=EmbeddingStatus.PENDING).exists()
+    recovered, _ = _timed_write(make_memory, "Refunds go through the ledger.")
+    assert recovered.embedding_status == EmbeddingStatus.READY
+    assert memory_search(acme.reader, SearchParams(query="ledger refunds")).degraded is None
+
+
+@pytest.mark.django_db
+@override_settings(EMBEDDING_RETRY_SECONDS=2)
+def test_a_failing_endpoint_is_asked_once_then_probed_after_the_wait(
+    acme: Tenant, make_memory: MemoryFactory, endpoint: Endpoint
+) -> None:
+    endpoint.failing = True
+    endpoint.answer.set()
+    first, _ = _timed_write(make_memory, "Deploys need two approvals.")
+    assert first.embedding_status == EmbeddingStatus.PENDING
+
+    for n in range(3):
+        memory, _ = _timed_write(make_memory, f"Rule number {n} about deploys.")
+        assert memory.embedding_status == EmbeddingStatus.PENDING
+    page = memory_search(acme.reader, SearchParams(query="deploy approvals"))
+    assert page.degraded is not None and "failed recently" in page.degraded
     assert endpoint.calls == 1, "nobody asked the endpoint again while the circuit was open"
 
-    endpoint.hang = False
+    endpoint.failing = False
     time.sleep(2.1)
     recovered, _ = _timed_write(make_memory, "Refunds go through the ledger.")
     assert recovered.embedding_status == EmbeddingStatus.READY
+    assert endpoint.calls == 2
     assert memory_search(acme.reader, SearchParams(query="ledger refunds")).degraded is None

@@ -26,13 +26,20 @@ def test_valid_entries_are_created_and_bad_ones_reported(acme: Tenant) -> None:
         _entry("Written for another organization.", organization="globex"),
         {"scope_type": "organization", "memory_type": "fact"},
         _entry("Agents cannot verify their own memories.", status="verified"),
-        _entry("Frontend builds with Vite.", scope_type="repository", repository="web", organization="acme"),
+        _entry(
+            "Frontend builds with Vite.",
+            scope_type="repository",
+            repository="web",
+            organization="acme",
+            create_repository=True,
+        ),
+        _entry("Mobile builds with Expo.", scope_type="repository", repository="wbe"),
     ]
 
     results = memory_batch_create(principal=acme.agent, entries=entries)
 
     assert [r.index for r in results] == list(range(len(entries)))
-    assert [r.ok for r in results] == [True, False, True, False, False, False, False, True]
+    assert [r.ok for r in results] == [True, False, True, False, False, False, False, True, False]
     errors = {r.index: r.error for r in results if r.error is not None}
     assert isinstance(errors[1], ValidationError)
     assert "unknown scope_type 'galaxy'" in errors[1].message
@@ -44,6 +51,8 @@ def test_valid_entries_are_created_and_bad_ones_reported(acme: Tenant) -> None:
     assert "current_content is required" in errors[5].message
     assert isinstance(errors[6], PermissionDenied)
     assert "curator" in errors[6].message
+    assert isinstance(errors[8], ValidationError)
+    assert "repository 'wbe' does not exist in acme" in errors[8].message
 
     created = {r.index: r.memory for r in results if r.memory is not None}
     stored = {m.id: m for m in Memory.objects.filter(organization=acme.organization)}

@@ -104,6 +104,7 @@ def test_a_large_batch_gives_each_memory_its_own_vector(acme: Tenant) -> None:
 
 def test_a_new_repository_is_created_once_for_the_batch(acme: Tenant) -> None:
     entries = [_entry(f"Web fact {n}.", scope_type="repository", repository="web") for n in range(4)]
+    entries[2]["create_repository"] = True  # one entry asking is enough for the batch
 
     results = memory_batch_create(principal=acme.agent, entries=entries)
 
@@ -111,6 +112,20 @@ def test_a_new_repository_is_created_once_for_the_batch(acme: Tenant) -> None:
     web = Repository.objects.get(organization=acme.organization, slug="web")
     assert Memory.objects.filter(repository=web).count() == 4
     assert AuditEvent.objects.filter(action="repository.create", target_id=str(web.pk)).count() == 1
+
+
+def test_an_unknown_repository_fails_the_entries_naming_it(acme: Tenant) -> None:
+    entries = [
+        _entry("Web fact.", scope_type="repository", repository="web"),
+        _entry("Org fact."),
+        _entry("Another web fact.", scope_type="repository", repository="web"),
+    ]
+
+    results = memory_batch_create(principal=acme.agent, entries=entries)
+
+    assert [r.ok for r in results] == [False, True, False]
+    assert "repository 'web' does not exist in acme" in results[0].error.message  # type: ignore[union-attr]
+    assert not Repository.objects.filter(organization=acme.organization).exists()
 
 
 def _all_one_by_one(principal: Any, parsed: Any, results: Any) -> tuple[list[Any], list[int]]:
@@ -170,6 +185,19 @@ def test_an_id_of_another_organization_is_refused_alone(acme: Tenant, globex: Te
     assert [r.ok for r in results] == [True, False]
     assert isinstance(results[1].error, Conflict)
     assert Memory.objects.get(pk=theirs.pk).current_content == "Globex secret."
+
+
+def test_a_predictable_id_is_refused_alone(acme: Tenant) -> None:
+    named = uuid.uuid5(uuid.NAMESPACE_URL, "Mine too.")
+
+    results = memory_batch_create(
+        principal=acme.agent, entries=[_entry("Mine."), _entry("Mine too.", id=str(named)), _entry("Also mine.")]
+    )
+
+    assert [r.ok for r in results] == [True, False, True]
+    assert "must be random" in results[1].error.message  # type: ignore[union-attr]
+    assert not Memory.objects.filter(pk=named).exists()
+    assert Memory.objects.filter(organization=acme.organization).count() == 2
 
 
 @pytest.mark.parametrize("same_content", [True, False], ids=["retry", "other-content"])

@@ -14,6 +14,7 @@ from memories.selectors import MemoryFilters, memory_list
 from memories.services import memory_create, memory_delete, memory_deprecate
 from memory_platform.exceptions import ValidationError
 from organizations.principal import Principal
+from organizations.services import repository_get_or_create
 from tests.conftest import MemoryFactory, Tenant
 
 
@@ -125,8 +126,16 @@ def test_repository_filter_is_hierarchical(acme: Tenant, library: Library) -> No
     assert library.api_rule not in web
     api = _listed(acme.agent, {"repository": "api"})
     assert api == [library.org_fact, library.api_rule, library.system_fact]
-    # An unknown repository still shows what applies to every repository.
+    # A repository with no memories of its own still shows what applies to every repository.
+    repository_get_or_create(principal=acme.admin, slug="mobile")
     assert _listed(acme.agent, {"repository": "mobile"}) == [library.org_fact, library.system_fact]
+
+
+def test_an_unknown_repository_is_refused_with_the_known_ones(acme: Tenant, library: Library) -> None:
+    with pytest.raises(ValidationError) as refused:
+        _listed(acme.agent, {"repository": "wbe"})
+    assert "repository 'wbe' does not exist in acme (known repositories: api, web)" in refused.value.message
+    assert refused.value.details == {"field": "filters.repository", "known": ["api", "web"]}
 
 
 def test_repository_filter_combines_with_scope(acme: Tenant, library: Library) -> None:
@@ -219,8 +228,9 @@ def test_listing_takes_a_constant_number_of_queries(acme: Tenant, make_memory: M
     assert few[1] == many[1] == 1
 
 
-def test_listing_with_filters_is_one_query(acme: Tenant, library: Library, django_assert_num_queries: Any) -> None:
+def test_listing_with_filters_is_two_queries(acme: Tenant, library: Library, django_assert_num_queries: Any) -> None:
     filters = MemoryFilters.from_mapping({"repository": "web", "tags": ["deploy"], "metadata": {"team": "frontend"}})
-    with django_assert_num_queries(1):
+    # One to check that the repository exists, one for the page.
+    with django_assert_num_queries(2):
         slugs = [(m.organization.slug, m.repository and m.repository.slug) for m in memory_list(acme.agent, filters)]
     assert slugs == [("acme", "web")]

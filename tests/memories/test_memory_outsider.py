@@ -23,9 +23,10 @@ from memories.services import (
     memory_update,
     memory_verify,
 )
-from memory_platform.exceptions import Conflict, DomainError, NotFound, PermissionDenied
+from memory_platform.exceptions import Conflict, DomainError, NotFound, PermissionDenied, ValidationError
 from organizations.models import AuditEvent
 from organizations.principal import Principal
+from organizations.services import repository_get_or_create
 from tests.conftest import MemoryFactory, Tenant
 
 ROLES = ["admin", "curator", "agent", "reader", "person"]
@@ -119,7 +120,14 @@ def test_outsider_lists_and_batch_reads_nothing(globex: Tenant, acme_memories: l
     assert memory_get_many(outsider, ids) == []
     everything = MemoryFilters.from_mapping({"include_deleted": True, "status": ALL_STATUSES})
     assert list(memory_list(outsider, everything)) == []
-    assert list(memory_list(outsider, MemoryFilters.from_mapping({"repository": "web"}))) == []
+    by_repository = MemoryFilters.from_mapping({"repository": "web"})
+    # acme's repository "web" is unknown to the outsider, and the refusal lists only its own.
+    with pytest.raises(ValidationError) as unknown:
+        memory_list(outsider, by_repository)
+    assert unknown.value.details["known"] == []
+    # An outsider's repository of the same name shows nothing of acme's.
+    repository_get_or_create(principal=globex.admin, slug="web")
+    assert list(memory_list(outsider, by_repository)) == []
 
 
 @pytest.mark.parametrize("role", ["admin", "curator", "agent", "person"])

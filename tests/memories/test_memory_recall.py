@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 
 from memories.recall import memory_recall
 from memories.services import memory_lock, memory_verify
@@ -61,6 +62,50 @@ def test_idempotency_key_returns_the_same_bundle(
 
     assert again == first
     assert "midnight" in fresh and "midnight" not in first
+
+
+def test_each_entry_says_why_it_is_there(acme: Tenant, knowledge: dict[str, object]) -> None:
+    bundle = memory_recall(acme.agent, phases=["review"], query="payments webhooks", budget_tokens=4000)
+    why = {line.split("; ", 1)[1].split(")")[0] for line in bundle.splitlines() if line.startswith("- **")}
+
+    assert why >= {"pinned", "rule: locked", "rule: verified", "rule for phase review"}
+    relevant = [reason for reason in why if reason.startswith("relevant, score ")]
+    assert relevant, bundle
+
+
+def _relevant_scores(bundle: str) -> list[float]:
+    return [
+        float(line.split("relevant, score ", 1)[1].split(")")[0])
+        for line in bundle.splitlines()
+        if "; relevant, score " in line
+    ]
+
+
+@pytest.mark.parametrize("min_score", [None, 0.05, 0.2])
+def test_the_relevant_layer_holds_nothing_below_the_floor(
+    acme: Tenant, knowledge: dict[str, object], min_score: float | None
+) -> None:
+    floor = settings.RECALL_MIN_SCORE if min_score is None else min_score
+    bundle = memory_recall(acme.agent, query="payments webhooks retries", budget_tokens=4000, min_score=min_score)
+
+    assert all(score >= floor for score in _relevant_scores(bundle)), bundle
+    # Nothing pads the layer: the office-plant notes never come in for a payments task.
+    assert "office plants" not in bundle
+
+
+def test_a_task_nothing_matches_gets_no_relevant_memories(acme: Tenant, knowledge: dict[str, object]) -> None:
+    bundle = memory_recall(acme.agent, query="refactor the React checkout page", budget_tokens=4000)
+
+    assert _relevant_scores(bundle) == []
+    assert "No other memory is relevant to this task" in bundle
+    assert "office plants" not in bundle and "retries webhooks" not in bundle
+    # The rules still come: they apply to every task.
+    assert "two approvals" in bundle
+
+
+def test_a_bad_min_score_is_explained(acme: Tenant) -> None:
+    with pytest.raises(ValidationError, match="min_score"):
+        memory_recall(acme.agent, query="payments", min_score=2)
 
 
 def test_outsider_recalls_nothing_of_acme(globex: Tenant, knowledge: dict[str, object]) -> None:

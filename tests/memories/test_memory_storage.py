@@ -62,6 +62,8 @@ def test_the_memory_table_has_only_the_indexes_reads_need(db: Any) -> None:
     # A foreign key added later brings its own index unless it says db_index=False: decide, then update.
     assert indexes == [
         "btree (id)",
+        "btree (organization_id, ((source ->> 'session'::text)), created_at) "
+        "WHERE ((source ->> 'session'::text) IS NOT NULL)",
         "btree (organization_id, idempotency_key) WHERE (idempotency_key IS NOT NULL)",
         "btree (organization_id, importance DESC, created_at DESC)",
         "btree (organization_id, repository_id)",

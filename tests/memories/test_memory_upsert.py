@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from memories import validation
 from memories.models import Memory, MemoryVersion
 from memories.services import memory_create, memory_delete
 from memory_platform.exceptions import Conflict, ValidationError
@@ -106,6 +107,65 @@ def test_upsert_with_id_of_someone_elses_user_memory_is_a_conflict(acme: Tenant)
         memory_create(principal=acme.curator, memory_id=private.id, data=RULE)
     stored = Memory.objects.get(pk=private.id)
     assert (stored.scope_type, stored.current_content, stored.version) == ("user", "I like dark mode.", 1)
+
+
+PREDICTABLE_IDS = {
+    "v1-clock": uuid.uuid1(),
+    "v3-name": uuid.uuid3(uuid.NAMESPACE_URL, "Invoices are due within 30 days."),
+    "v5-name": uuid.uuid5(uuid.NAMESPACE_URL, "Invoices are due within 30 days."),
+}
+
+
+@pytest.mark.parametrize("predictable", PREDICTABLE_IDS.values(), ids=PREDICTABLE_IDS.keys())
+def test_a_new_memory_id_must_be_random(acme: Tenant, predictable: uuid.UUID) -> None:
+    with pytest.raises(ValidationError, match=r"must be random \(UUID version 4 or 7\)") as exc:
+        memory_create(principal=acme.agent, memory_id=predictable, data=RULE)
+    assert exc.value.details == {"field": "id"}
+    assert "idempotency_key" in exc.value.message
+    assert not Memory.objects.exists()
+
+
+def test_a_time_ordered_random_id_is_accepted(acme: Tenant) -> None:
+    # UUIDv7: 48 bits of milliseconds, then random bits (RFC 9562).
+    wanted = uuid.UUID(int=(0x0190_0000_0000 << 80) | (0x7 << 76) | (0b10 << 62) | 0x123_4567_89AB_CDEF)
+    assert wanted.version == 7
+    memory, created = memory_create(principal=acme.agent, memory_id=wanted, data=RULE)
+    assert (memory.id, created) == (wanted, True)
+
+
+def test_a_predictable_id_taken_elsewhere_is_refused_as_if_it_were_free(
+    acme: Tenant, globex: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether another organization holds a name-based id cannot be learnt by trying it."""
+    theirs = uuid.uuid5(uuid.NAMESPACE_URL, "Globex pays in 60 days.")
+    legacy_write(monkeypatch, globex, theirs)
+    free = uuid.uuid5(uuid.NAMESPACE_URL, "Acme pays in 30 days.")
+
+    answers = []
+    for wanted in (theirs, free):
+        with pytest.raises(ValidationError) as exc:
+            memory_create(principal=acme.agent, memory_id=wanted, data=RULE)
+        answers.append(exc.value.message.replace(str(wanted), "<id>"))
+    assert answers[0] == answers[1]
+    assert Memory.objects.get(pk=theirs).organization == globex.organization
+
+
+def test_an_existing_memory_is_updated_by_its_id_whatever_its_version(
+    acme: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memories that already have a name-based id (written before ids had to be random) stay reachable."""
+    legacy = uuid.uuid5(uuid.NAMESPACE_URL, "legacy")
+    legacy_write(monkeypatch, acme, legacy)
+
+    updated, created = memory_create(principal=acme.agent, memory_id=legacy, data=RULE)
+    assert (updated.id, created, updated.current_content) == (legacy, False, RULE["current_content"])
+
+
+def legacy_write(monkeypatch: pytest.MonkeyPatch, tenant: Tenant, memory_id: uuid.UUID) -> None:
+    """A memory written with a name-based id, as clients could before new ids had to be random."""
+    with monkeypatch.context() as patched:
+        patched.setattr(validation, "RANDOM_UUID_VERSIONS", (1, 3, 4, 5, 7))
+        memory_create(principal=tenant.agent, memory_id=memory_id, data={**RULE, "current_content": "Written before."})
 
 
 @pytest.mark.parametrize("bad_id", ["not-a-uuid", 42, "1234"])

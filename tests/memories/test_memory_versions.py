@@ -59,6 +59,7 @@ def test_each_change_writes_a_full_version(acme: Tenant) -> None:
             "metadata": {"lang": "ts"},
         },
         reason="learned from review",
+        create_repository=True,
     )
     memory_update(
         principal=acme.agent,

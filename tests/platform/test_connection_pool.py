@@ -12,8 +12,6 @@ import httpx
 import pytest
 from django.db import connection
 
-from tests.mcp.conftest import mcp_server, server_env  # noqa: F401  (fixtures, found by name)
-
 
 def sessions_opened() -> int:
     with connection.cursor() as cursor:
@@ -23,7 +21,7 @@ def sessions_opened() -> int:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_twenty_requests_open_no_new_database_sessions(mcp_server: str) -> None:  # noqa: F811
+def test_twenty_requests_open_no_new_database_sessions(mcp_server: str) -> None:
     with httpx.Client(base_url=mcp_server) as client:
         assert client.get("/healthz").status_code == 200  # the pool is open from here on
         before = sessions_opened()

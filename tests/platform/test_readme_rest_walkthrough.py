@@ -13,7 +13,6 @@ from django.conf import settings
 
 from memories.models import Memory, Status
 from organizations.models import Organization
-from tests.mcp.conftest import mcp_server, server_env  # noqa: F401  (fixtures, found by name)
 
 README = Path(settings.BASE_DIR) / "README.md"
 DOCUMENTED_BASE = "http://127.0.0.1:8000"
@@ -27,7 +26,7 @@ def walkthrough() -> str:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_curl_walkthrough_runs_as_written(mcp_server: str, server_env: dict[str, str]) -> None:  # noqa: F811
+def test_the_curl_walkthrough_runs_as_written(mcp_server: str, server_env: dict[str, str]) -> None:
     Organization.objects.create(slug="demo", name="Demo")
     script = walkthrough()
     assert DOCUMENTED_BASE in script

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
+from code_index import pipeline, services
 from knowledge.models import Entity, MemoryLink, Triple
 from knowledge.services import link_create, triple_assert
 from lifecycle.merge import memories_merge
@@ -25,6 +27,7 @@ from memories.models import Memory
 from memories.services import memory_delete, memory_deprecate, memory_lock
 from organizations.models import Repository
 from organizations.services import repository_get_or_create, token_create
+from tests.code_index.conftest import python_module, sha, write_tree
 from tests.conftest import MemoryFactory, Tenant
 
 API = "/api/v1"
@@ -92,8 +95,9 @@ class World:
     link: MemoryLink
     triple: Triple
     entity: Entity  # the triple's subject
-    repository: Repository
+    repository: Repository  # with a code index, and a sync of it waiting for src/new.py
     token_prefix: str  # a spare agent token's
+    code_root: str  # a directory under CODE_INDEX_ROOTS
     # Set by the ``proposals`` fixture, for the tests that address proposals by id.
     proposal: ConsolidationProposal | None = None  # open: memory and a duplicate of it
     applied: ConsolidationProposal | None = None  # a merge of two other duplicates, to undo
@@ -110,13 +114,29 @@ class World:
             "entity": self.entity.pk,
             "repository": self.repository.slug,
             "token": self.token_prefix,
+            "code_root": self.code_root,
             "proposal": self.proposal.pk if self.proposal else None,
             "applied": self.applied.pk if self.applied else None,
         }
 
 
+NEW_FILE = "def new():\n    return 1\n"
+
+
+def _code_index(acme: Tenant, root: Path) -> None:
+    """payments-api's code: one file indexed, then a sync waiting for src/new.py."""
+    write_tree(root, {"src/app.py": python_module("app")})
+    run = services.code_index_path(principal=acme.agent, repository="payments-api", path=str(root))
+    pipeline.run_index(run.pk)
+    services.code_index_manifest(
+        principal=acme.agent,
+        repository="payments-api",
+        manifest={"src/app.py": sha(python_module("app")), "src/new.py": sha(NEW_FILE)},
+    )
+
+
 @pytest.fixture
-def world(acme: Tenant, make_memory: MemoryFactory) -> World:
+def world(acme: Tenant, make_memory: MemoryFactory, tmp_path: Path, settings: Any) -> World:
     memory = make_memory(current_content="Payments store money as integer cents.", status="active")
     other = make_memory(current_content="Refunds go through the ledger service.", status="active")
     locked = memory_lock(
@@ -130,6 +150,8 @@ def world(acme: Tenant, make_memory: MemoryFactory) -> World:
     triple, _ = triple_assert(principal=acme.agent, subject="payments-api", predicate="owned_by", object="Team Atlas")
     repository = repository_get_or_create(principal=acme.agent, slug="payments-api", name="Payments API")
     spare = token_create(principal=acme.admin, role="agent", name="spare")
+    settings.CODE_INDEX_ROOTS = [str(tmp_path)]
+    _code_index(acme, tmp_path)
     return World(
         memory=memory,
         other=other,
@@ -141,6 +163,7 @@ def world(acme: Tenant, make_memory: MemoryFactory) -> World:
         entity=triple.subject,
         repository=repository,
         token_prefix=spare.token.prefix,
+        code_root=str(tmp_path),
     )
 
 

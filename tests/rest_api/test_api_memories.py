@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from memories.models import Memory, MemoryVersion
+from organizations.models import Repository
 from tests.conftest import MemoryFactory, Tenant
 from tests.rest_api.conftest import API, ROLES, Api, World, error_of, memory_body
 
@@ -19,6 +20,7 @@ def test_agent_creates_a_memory(api: Api) -> None:
     body = memory_body(
         scope_type="repository",
         repository="payments-api",
+        create_repository=True,
         memory_type="convention",
         current_content="Money amounts are integers in minor units (cents); never floats.",
         importance=8,
@@ -48,6 +50,18 @@ def test_agent_creates_a_memory(api: Api) -> None:
     assert api("reader").get(response["Location"]).json() == {
         k: v for k, v in data.items() if k != "possible_duplicates"
     }
+
+
+def test_an_unknown_repository_is_refused_with_the_known_ones(api: Api, world: World) -> None:
+    body = memory_body(scope_type="repository", repository="payment-api")
+
+    error = error_of(api("agent").post(f"{API}/memories/", body), 422, "invalid")
+
+    assert "repository 'payment-api' does not exist in acme (known repositories: payments-api)" in error["message"]
+    assert error["details"] == {"field": "repository", "known": ["payments-api"]}
+    assert not Repository.objects.filter(slug="payment-api").exists()
+    listed = error_of(api("agent").get(f"{API}/memories/", {"repository": "payment-api"}), 422, "invalid")
+    assert listed["details"]["field"] == "filters.repository"
 
 
 def test_reader_cannot_create(api: Api) -> None:

@@ -76,8 +76,36 @@ def test_default_mode_is_hybrid(api: Api, corpus: dict[str, str]) -> None:
 def test_filters_narrow_the_results(
     api: Api, corpus: dict[str, str], filters: dict[str, Any], expected: set[str]
 ) -> None:
-    page = search(api, query="money deploys coffee", filters=filters)
+    page = search(api, query="money deploys coffee", filters=filters, min_score=0)
     assert {hit["id"] for hit in page["results"]} == {corpus[name] for name in expected}
+
+
+def test_results_carry_a_score_and_min_score_sets_the_floor(api: Api, corpus: dict[str, str]) -> None:
+    default = search(api, query="how do we store money amounts")["results"]
+    everything = search(api, query="how do we store money amounts", min_score=0)["results"]
+    between = (everything[0]["score"] + everything[1]["score"]) / 2
+    strict = search(api, query="how do we store money amounts", min_score=between)["results"]
+
+    assert [hit["id"] for hit in strict] == [corpus["money"]]
+    assert default[0]["id"] == corpus["money"]
+    assert len(strict) <= len(default) < len(everything) == len(corpus)
+    scores = [hit["score"] for hit in everything]
+    assert all(0 <= score <= 1 for score in scores) and scores == sorted(scores, reverse=True)
+
+
+def test_browsing_has_no_score(api: Api, corpus: dict[str, str]) -> None:
+    results = search(api, min_score=0.9)["results"]
+
+    assert len(results) == len(corpus)
+    assert {hit["score"] for hit in results} == {None}
+
+
+@pytest.mark.parametrize("value", [-0.5, 1.5, "high"])
+def test_a_bad_min_score_is_400(api: Api, value: Any) -> None:
+    response = api("reader").post(f"{API}/memories/search/", {"query": "money", "min_score": value})
+
+    error = error_of(response, 400, "invalid")
+    assert "min_score" in error["details"]
 
 
 def test_unknown_filter_is_400(api: Api) -> None:
@@ -93,7 +121,7 @@ def test_cursor_pages_without_duplicates(api: Api, make_memory: MemoryFactory, q
     seen: list[str] = []
     cursor = None
     for _ in range(10):
-        page = search(api, query=query, limit=3, cursor=cursor)
+        page = search(api, query=query, limit=3, cursor=cursor, min_score=0)
         seen += [hit["id"] for hit in page["results"]]
         cursor = page["next_cursor"]
         if cursor is None:

@@ -44,6 +44,12 @@ BY_ID = [
     ("post", "/proposals/{proposal}/dismiss/", {}),
     ("post", "/proposals/{applied}/undo/", {}),
     ("post", "/memories/consolidate/", {"memory_ids": ["{memory}", "{other}"]}),
+    ("get", "/code/repositories/{repository}/", None),
+    ("delete", "/code/repositories/{repository}/", None),
+    ("get", "/code/repositories/{repository}/runs/", None),
+    ("post", "/code/repositories/{repository}/index/", {"path": "{code_root}"}),
+    ("post", "/code/repositories/{repository}/manifest/", {"manifest": {}}),
+    ("post", "/code/repositories/{repository}/files/", {"files": [{"path": "src/new.py", "content": "x"}]}),
 ]
 
 
@@ -89,7 +95,10 @@ def test_outsider_lists_none_of_acme_memories(api: Api, world: World) -> None:
 
     listed = outsider.get(f"{API}/memories/?include_deleted=true").json()["results"]
     searched = [
-        outsider.post(f"{API}/memories/search/", {"query": "payments money cents", "mode": mode}).json()["results"]
+        # min_score 0: every candidate the outsider may see, however weak the match
+        outsider.post(
+            f"{API}/memories/search/", {"query": "payments money cents", "mode": mode, "min_score": 0}
+        ).json()["results"]
         for mode in ("hybrid", "vector", "keyword")
     ]
 

@@ -7,7 +7,7 @@ from tests.rest_api.conftest import API, ROLES, Api, World
 
 
 def test_status_names_the_caller(api: Api, world: World) -> None:
-    heartbeat.beat()  # a worker is alive
+    heartbeat.beat(), heartbeat.beat(heartbeat.BEAT)  # a worker and beat are alive
     for role in ROLES:
         response = api(role).get(f"{API}/status/")
 
@@ -18,6 +18,7 @@ def test_status_names_the_caller(api: Api, world: World) -> None:
         assert body["database"]["ok"] is True
         assert body["memories"]["total"] == 4  # memory, other, locked, deprecated: the deleted one is not counted
         assert body["memories"]["by_status"] == {"active": 2, "locked": 1, "deprecated": 1}
+        assert body["repositories"] == ["payments-api"]  # so an agent can name one without guessing
 
 
 def test_status_reports_a_stopped_worker(api: Api, world: World) -> None:

@@ -8,17 +8,20 @@ import pytest
 
 from memories.models import Memory
 from memories.services import memory_delete, memory_deprecate, memory_verify
+from memory_platform.exceptions import ValidationError
 from organizations.principal import Principal
+from organizations.services import repository_get_or_create
 from tests.conftest import MemoryFactory, Tenant
 from tests.search.conftest import hit_ids, search
 
 # Every memory below mentions the rollout, so keyword search matches them all and the filter
 # alone decides what comes back.
 QUERY = "rollout"
+# min_score 0: every candidate comes back, so the filter alone decides (the floor is tested elsewhere).
 MODES: list[dict[str, Any]] = [
-    {"query": QUERY, "mode": "hybrid"},
-    {"query": QUERY, "mode": "vector"},
-    {"query": QUERY, "mode": "keyword"},
+    {"query": QUERY, "mode": "hybrid", "min_score": 0},
+    {"query": QUERY, "mode": "vector", "min_score": 0},
+    {"query": QUERY, "mode": "keyword", "min_score": 0},
     {"query": ""},
 ]
 
@@ -104,12 +107,23 @@ def test_every_filter_applies(acme: Tenant, library: dict[str, Memory], mode: di
 
 
 def test_filters_keep_relevance_order(acme: Tenant, library: dict[str, Memory]) -> None:
-    page = search(acme.agent, query="web rollout Safari", filters={"tags": ["deploy"]})
+    page = search(acme.agent, query="web rollout Safari", filters={"tags": ["deploy"]}, min_score=0)
 
     assert hit_ids(page) == [library["web_rule"].pk, library["org_fact"].pk]
 
 
 def test_a_filtered_search_with_no_match_is_empty_not_an_error(acme: Tenant, library: dict[str, Memory]) -> None:
+    repository_get_or_create(principal=acme.admin, slug="mobile")
     for mode in MODES:
         page = search(acme.agent, filters={"repository": "mobile", "scope_type": "repository"}, **mode)
         assert page.hits == [] and page.next_cursor is None, mode
+
+
+def test_a_search_in_an_unknown_repository_is_refused_with_the_known_ones(
+    acme: Tenant, library: dict[str, Memory]
+) -> None:
+    for mode in MODES:
+        with pytest.raises(
+            ValidationError, match=r"repository 'mobil' does not exist in acme \(known repositories: api, web\)"
+        ):
+            search(acme.agent, filters={"repository": "mobil"}, **mode)

@@ -24,7 +24,7 @@ from tests.search.conftest import search
         ({"limit": "10"}, "limit must be a whole number from 1 to 1000"),
         ({"limit": 2.5}, "limit must be a whole number from 1 to 1000"),
         ({"limit": True}, "limit must be a whole number from 1 to 1000"),
-        ({"fusion": "max"}, "unknown fusion 'max'; use one of: score, rrf"),
+        ({"fusion": "max"}, "unknown fusion 'max'; use one of: model, score, rrf"),
         ({"vector_weight": -0.5}, "vector_weight must be a number from 0 to 100"),
         ({"keyword_weight": 101}, "keyword_weight must be a number from 0 to 100"),
         ({"keyword_weight": "2"}, "keyword_weight must be a number from 0 to 100"),

@@ -67,11 +67,12 @@ def test_a_code_only_one_memory_contains_wins_hybrid_search(acme: Tenant, make_m
     make_memory(current_content="ERR-4711 is raised when the card number fails the Luhn check.", importance=9)
     ticket = make_memory(current_content="JIRA PAY-2231 tracks the refund rounding bug.")
 
-    vector_page = search(acme.agent, query="PAY-2231", mode="vector")
-    hybrid_page = search(acme.agent, query="PAY-2231", mode="hybrid")
+    vector_page = search(acme.agent, query="PAY-2231", mode="vector", min_score=0)
+    hybrid_page = search(acme.agent, query="PAY-2231", mode="hybrid", min_score=0)
 
     assert hit_ids(vector_page)[0] != ticket.pk  # what makes this case worth testing
     assert hit_ids(hybrid_page)[0] == ticket.pk
+    assert hit_ids(search(acme.agent, query="PAY-2231"))[0] == ticket.pk  # above the default floor too
     assert hybrid_page.hits[0].relevance is not None and hybrid_page.hits[1].relevance is not None
     assert hybrid_page.hits[0].relevance > hybrid_page.hits[1].relevance
 

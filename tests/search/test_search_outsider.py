@@ -9,6 +9,7 @@ import pytest
 from memories.models import Memory
 from memories.services import memory_create, memory_delete, memory_deprecate
 from memory_platform.exceptions import ValidationError
+from organizations.services import repository_get_or_create
 from tests.conftest import MemoryFactory, Tenant
 from tests.search.conftest import hit_ids, search
 
@@ -55,6 +56,8 @@ def acme_memories(acme: Tenant, make_memory: MemoryFactory) -> list[Memory]:
 
 @pytest.fixture
 def globex_memory(globex: Tenant) -> Memory:
+    # globex has a repository of the same name as acme's: filtering on it must still show nothing of acme's.
+    repository_get_or_create(principal=globex.admin, slug="payments")
     return memory_create(
         principal=globex.agent,
         data={

@@ -1,4 +1,8 @@
-"""Paging with next_cursor gives exactly the sequence of one big request: no duplicates, no gaps."""
+"""Paging with next_cursor gives exactly the sequence of one big request: no duplicates, no gaps.
+
+These searches pass min_score 0, which keeps every candidate and, in hybrid mode, the memories no
+retriever found after them: paging must reach the whole scope then (the floor's own tests are in
+test_search_score_floor.py)."""
 
 from __future__ import annotations
 
@@ -62,10 +66,10 @@ def _sequence(pages: list[Any]) -> list[uuid.UUID]:
 
 
 SEARCHES: list[dict[str, Any]] = [
-    {"query": "rollout of canary deploys", "mode": "hybrid"},
-    {"query": "rollout of canary deploys", "mode": "hybrid", "fusion": "rrf"},
-    {"query": "rollout of canary deploys", "mode": "keyword"},
-    {"query": "rollout of canary deploys", "mode": "vector"},
+    {"query": "rollout of canary deploys", "mode": "hybrid", "min_score": 0},
+    {"query": "rollout of canary deploys", "mode": "hybrid", "fusion": "rrf", "min_score": 0},
+    {"query": "rollout of canary deploys", "mode": "keyword", "min_score": 0},
+    {"query": "rollout of canary deploys", "mode": "vector", "min_score": 0},
     {"query": ""},
 ]
 
@@ -91,8 +95,8 @@ def test_paging_goes_past_the_candidate_pool(acme: Tenant) -> None:
     memories = {memory.pk for memory in _rollout_memories(acme, 130)}
 
     for mode in ("keyword", "vector", "hybrid"):
-        whole = search(acme.agent, query="rollout", mode=mode, limit=1000)
-        pages = page_through(acme.agent, query="rollout", mode=mode, limit=10)
+        whole = search(acme.agent, query="rollout", mode=mode, limit=1000, min_score=0)
+        pages = page_through(acme.agent, query="rollout", mode=mode, limit=10, min_score=0)
 
         assert set(hit_ids(whole)) == memories, mode
         assert _sequence(pages) == hit_ids(whole), mode
@@ -101,7 +105,7 @@ def test_paging_goes_past_the_candidate_pool(acme: Tenant) -> None:
 def test_an_exact_page_boundary_ends_with_no_cursor(acme: Tenant) -> None:
     _rollout_memories(acme, 8)
 
-    pages = page_through(acme.agent, query="rollout", mode="keyword", limit=4)
+    pages = page_through(acme.agent, query="rollout", mode="keyword", limit=4, min_score=0)
 
     assert [len(page.hits) for page in pages] == [4, 4]
     assert pages[-1].next_cursor is None
@@ -118,9 +122,9 @@ def test_a_single_page_has_no_cursor(acme: Tenant, make_memory: MemoryFactory) -
 @pytest.mark.parametrize(
     ("values", "importance"),
     [
-        ({"query": "rollout of canary deploys", "mode": "hybrid"}, 4),
-        ({"query": "rollout of canary deploys", "mode": "keyword"}, 4),
-        ({"query": "rollout of canary deploys", "mode": "vector"}, 4),
+        ({"query": "rollout of canary deploys", "mode": "hybrid", "min_score": 0}, 4),
+        ({"query": "rollout of canary deploys", "mode": "keyword", "min_score": 0}, 4),
+        ({"query": "rollout of canary deploys", "mode": "vector", "min_score": 0}, 4),
         ({"query": ""}, 1),  # lands after the cursor
         ({"query": ""}, 10),  # lands before it
     ],

@@ -23,6 +23,7 @@ def _write(tenant: Tenant, count: int, start: int = 0) -> None:
             "repository": "web" if n % 2 else None,
             "memory_type": "fact",
             "current_content": f"Rollout step {n} of the release checklist is signed by the team lead.",
+            "create_repository": True,
         }
         for n in range(start, start + count)
     ]
@@ -41,18 +42,20 @@ def _queries(tenant: Tenant, **values: Any) -> tuple[int, int]:
     term_statistics.clear()  # the same cache state for every measurement
     scope_sizes.clear()
     with CaptureQueriesContext(connection) as captured:
-        page = search(tenant.agent, limit=100, **values)
+        # min_score 0: every memory comes back, so "many" really is many.
+        page = search(tenant.agent, limit=100, min_score=0, **values)
         _touch(page)
     return len(page.hits), len(captured.captured_queries)
 
 
 # Hybrid: scope size, the vector candidates (in a savepoint, for SET LOCAL), query lexemes, corpus
-# and term statistics, keyword candidates, the unscored tail, the hits themselves.
+# and term statistics, keyword candidates, the ranking model's features, the unscored tail, the
+# hits themselves.
 @pytest.mark.parametrize(
     ("values", "bound"),
     [
-        ({"query": "release checklist rollout", "mode": "hybrid"}, 10),
-        ({"query": "release checklist rollout", "mode": "hybrid", "fusion": "rrf"}, 10),
+        ({"query": "release checklist rollout", "mode": "hybrid"}, 11),
+        ({"query": "release checklist rollout", "mode": "hybrid", "fusion": "rrf"}, 11),
         ({"query": "release checklist rollout", "mode": "vector"}, 5),
         ({"query": "release checklist rollout", "mode": "keyword"}, 5),
         ({"query": ""}, 1),

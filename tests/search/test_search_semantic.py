@@ -41,7 +41,9 @@ def test_a_question_sharing_no_words_finds_the_memory_first(
     acme: Tenant, memories: dict[str, Memory], mode: str
 ) -> None:
     for question, memory in memories.items():
-        page = search(acme.agent, query=question, mode=mode)
+        # By default (above the floor): the memory comes first.
+        assert hit_ids(search(acme.agent, query=question, mode=mode))[0] == memory.pk, question
+        page = search(acme.agent, query=question, mode=mode, min_score=0)
 
         assert hit_ids(page)[0] == memory.pk, (question, [hit.memory.current_content for hit in page.hits[:3]])
         first, second = page.hits[0], page.hits[1]
@@ -59,9 +61,13 @@ def test_keyword_mode_does_not_find_a_memory_that_shares_no_words(acme: Tenant, 
 
 
 def test_semantic_search_ranks_every_visible_memory(acme: Tenant, memories: dict[str, Memory]) -> None:
-    # Vector search has no "no match": it ranks the whole scope, best first.
-    page = search(acme.agent, query="when do we restart the test servers?", mode="vector", limit=100)
+    # With min_score 0 vector search ranks the whole scope, best first; by default what is too far
+    # from the question in meaning stays out.
+    query = "when do we restart the test servers?"
+    page = search(acme.agent, query=query, mode="vector", limit=100, min_score=0)
+    default = search(acme.agent, query=query, mode="vector", limit=100)
 
     assert len(page.hits) == len(PAIRS) + len(UNRELATED)
     similarities = [hit.vector_similarity for hit in page.hits]
     assert similarities == sorted(similarities, reverse=True)  # type: ignore[type-var]
+    assert hit_ids(default) == [memories[query].pk]

@@ -168,7 +168,7 @@ def test_a_one_percent_tenant_gets_its_exact_top_k(acme: Tenant, globex: Tenant,
             for query in QUERIES:
                 for k in (10, 50):
                     with CaptureQueriesContext(connection) as captured:
-                        page = search(acme.agent, query=query, mode="vector", limit=k)
+                        page = search(acme.agent, query=query, mode="vector", limit=k, min_score=0)
                     expected = _exact_top(acme, query, k)
                     if hit_ids(page) != expected:
                         overlap = len(set(hit_ids(page)) & set(expected))

@@ -26,7 +26,7 @@ def real_provider() -> Iterator[EmbeddingProvider]:
     reset_provider(provider)
 
 
-def _closed_port() -> int:
+def closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -36,7 +36,7 @@ def _closed_port() -> int:
 def provider_down(real_provider: EmbeddingProvider) -> OpenAICompatibleProvider:
     """A real HTTP provider whose endpoint refuses connections: an embedding service that is down."""
     unreachable = OpenAICompatibleProvider(
-        base_url=f"http://127.0.0.1:{_closed_port()}/v1",
+        base_url=f"http://127.0.0.1:{closed_port()}/v1",
         model="unreachable-model",
         api_key="",
         dimensions=real_provider.dimensions,

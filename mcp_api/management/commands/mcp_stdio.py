@@ -12,6 +12,7 @@ import anyio
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory_platform.exceptions import AuthenticationFailed
+from organizations.principal import Principal
 
 logger = logging.getLogger("mcp_api.stdio")
 
@@ -25,19 +26,22 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         from mcp_api.stdio import serve_stdio
         from memories.embeddings import get_provider
-        from organizations.services import principal_for_token
 
         # Everything but the protocol goes to stderr: stdout belongs to JSON-RPC.
         self.stdout = self.stderr
-        token = self._token(options["token_file"])
-        try:
-            principal = principal_for_token(token)
-        except AuthenticationFailed as error:
-            raise CommandError(f"MCP stdio: {error.message}") from None
-        logger.info("serving MCP over stdio for %s as %s", principal.organization.slug, principal.role)
+        session = _Session(*self._token(options["token_file"]))
+        refusal = session.check()
+        if session.principal is not None:
+            logger.info(
+                "serving MCP over stdio for %s as %s", session.principal.organization.slug, session.principal.role
+            )
+        elif refusal is not None:
+            # Not an exit: the client would only see its connection drop. The handshake is answered,
+            # then every request gets this error, which the client shows; the exit status says it too.
+            logger.error("MCP stdio: %s", refusal[1])
         # Load the embedding model while the client initialises, without delaying the handshake.
         stopped_by_signal = anyio.run(
-            serve_stdio, principal, lambda: get_provider().warm_up(background=True), lambda: _still_valid(token)
+            serve_stdio, session.current, lambda: get_provider().warm_up(background=True), session.check
         )
         sys.stdout.flush()
         if stopped_by_signal:
@@ -46,29 +50,57 @@ class Command(BaseCommand):
             logging.shutdown()
             sys.stderr.flush()
             os._exit(0)
+        if session.refused_for_good:
+            raise CommandError(f"MCP stdio: {session.refused_for_good}")
 
-    def _token(self, token_file: Path | None) -> str:
+    def _token(self, token_file: Path | None) -> tuple[str, str]:
+        """The token, and what to fix when there is none (the session then refuses every request)."""
         if token_file is not None:
             try:
-                token = token_file.read_text().strip()
+                return token_file.read_text().strip(), f"--token-file {token_file} is empty"
             except OSError as error:
-                raise CommandError(f"cannot read --token-file {token_file}: {error.strerror}") from None
-        else:
-            token = os.environ.get("MEMORY_PLATFORM_TOKEN", "").strip()
-        if not token:
-            raise CommandError("no token: set MEMORY_PLATFORM_TOKEN or pass --token-file")
-        return token
+                return "", f"cannot read --token-file {token_file}: {error.strerror}"
+        return os.environ.get("MEMORY_PLATFORM_TOKEN", "").strip(), NO_TOKEN
 
 
-def _still_valid(token: str) -> str | None:
-    """Why the session's token no longer works (revoked, expired, its person gone), or None."""
-    from django.db import close_old_connections
+NO_TOKEN = "no token: set MEMORY_PLATFORM_TOKEN or pass --token-file"  # noqa: S105 - a message, not a secret
 
-    from organizations.services import principal_for_token
 
-    close_old_connections()
-    try:
-        principal_for_token(token)
-    except AuthenticationFailed as error:
-        return error.message
-    return None
+class _Session:
+    """The identity of one stdio session, looked up again before every request."""
+
+    def __init__(self, token: str, missing: str) -> None:
+        self.token = token
+        self.missing = missing
+        self.principal: Principal | None = None
+        # Set when the token itself is the problem (missing, unknown, revoked): it will not get better.
+        self.refused_for_good = ""
+
+    def current(self) -> Principal | None:
+        return self.principal
+
+    def check(self) -> tuple[int, str] | None:
+        """Why a request cannot be served now, as (JSON-RPC code, message), or None (and the principal
+        is fresh: a role changed mid-session applies from the next request)."""
+        from django.db import close_old_connections
+
+        from mcp_api.views import DATABASE_DOWN, UNAUTHORIZED
+        from memory_platform.exceptions import DATABASE_UNAVAILABLE, database_unavailable
+        from organizations.services import principal_for_token
+
+        if not self.token:
+            self.refused_for_good = self.missing
+            return UNAUTHORIZED, self.missing
+        close_old_connections()
+        try:
+            self.principal = principal_for_token(self.token)
+        except AuthenticationFailed as error:
+            self.principal, self.refused_for_good = None, error.message
+            return UNAUTHORIZED, error.message
+        except Exception as error:
+            if not database_unavailable(error):
+                raise
+            logger.warning("database unavailable: %s", str(error).strip().splitlines()[0] if str(error) else error)
+            return DATABASE_DOWN, DATABASE_UNAVAILABLE
+        self.refused_for_good = ""
+        return None

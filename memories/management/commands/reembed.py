@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser, OutputWrapper
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from memories.embedding_pipeline import (
@@ -15,6 +15,7 @@ from memories.embedding_pipeline import (
     pending_memories,
 )
 from memories.embeddings import EmbeddingError, EmbeddingProvider, get_provider
+from memory_platform.progress import ProgressStream
 from organizations.management.commands._output import organization_by_slug
 
 
@@ -49,7 +50,7 @@ class Command(BaseCommand):
         total = pending_memories(organization=organization).count()
         embedded = 0
         started = time.perf_counter()
-        with tqdm(total=total, desc="Embedding", unit=" memories", file=_ProgressStream(self.stderr)) as progress:
+        with tqdm(total=total, desc="Embedding", unit=" memories", file=ProgressStream(self.stderr)) as progress:
             try:
                 for count in embed_pending_batches(organization=organization, batch_size=batch_size):
                     embedded += count
@@ -82,17 +83,3 @@ def _working_provider() -> EmbeddingProvider:
     except EmbeddingError as error:
         raise CommandError(f"the embedding provider is unavailable, nothing was changed: {error}") from error
     return provider
-
-
-class _ProgressStream:
-    """tqdm redraws its bar with carriage returns; the command's stderr wrapper would add newlines
-    and colour it as an error."""
-
-    def __init__(self, out: OutputWrapper) -> None:
-        self._out = out
-
-    def write(self, text: str) -> None:
-        self._out.write(text, style_func=str, ending="")
-
-    def flush(self) -> None:
-        self._out.flush()

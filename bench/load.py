@@ -1,0 +1,402 @@
+"""Many agents at once: a bounded mixed load on loopback, over REST and MCP.
+
+``--clients`` concurrent clients (asyncio, one keep-alive connection each, so the generator costs the
+server's cores little) send, for ``--seconds`` or until ``--max-requests``, a mix of searches (70%),
+writes (20%) and gets (10%), half over REST and half over MCP (stateless Streamable HTTP, JSON-RPC
+over POST). Then one short phase per request type measures the server's CPU time per request (from
+/proc, the server and its children). Reports requests/s, p50/p95/p99 per operation and transport,
+errors, and CPU ms per request type.
+
+Either against a server started here, on a throwaway database seeded with ``--memories`` synthetic
+memories (``manage.py serve``, as ``make run`` starts it: its web processes and its worker):
+
+    python bench/load.py --memories 10000 --clients 16 --seconds 60 --json bench/results/load.json
+
+or against one already running (``--url``, loopback only, with an agent ``--token``):
+
+    python bench/load.py --url http://127.0.0.1:8000 --token mp_... --clients 8 --seconds 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import logging
+import os
+import random
+import resource
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import REPO, bench_database, database_url, free_port, percentile, print_table, write_json
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+MIX = (("search", 0.7), ("write", 0.2), ("get", 0.1))
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Tally:
+    """Latencies (seconds) and errors, per (operation, transport)."""
+
+    times: dict[tuple[str, str], list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    examples: list[str] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return sum(len(times) for times in self.times.values()) + sum(self.errors.values())
+
+
+class Workload:
+    """What the clients send: queries and texts of one organization, ids of memories it holds."""
+
+    def __init__(self, queries: list[str], texts: list[str], ids: list[str], seed: int) -> None:
+        self.queries, self.texts, self.ids = queries, texts, ids
+        self.rng = random.Random(seed)
+        self.counter = itertools.count()
+
+    def pick(self) -> str:
+        roll, total = self.rng.random(), 0.0
+        for operation, share in MIX:
+            total += share
+            if roll < total:
+                return operation
+        return MIX[-1][0]
+
+    def search(self) -> dict[str, Any]:
+        return {"query": self.rng.choice(self.queries), "limit": 10}
+
+    def write(self) -> dict[str, Any]:
+        n = next(self.counter)
+        text = f"{self.rng.choice(self.texts)} (load note {n}, {time.time_ns()})"
+        return {"scope_type": "organization", "memory_type": "fact", "current_content": text}
+
+    def get(self) -> str:
+        return self.rng.choice(self.ids)
+
+
+async def _rest(client: Any, operation: str, work: Workload) -> bool:
+    if operation == "search":
+        response = await client.post("/api/v1/memories/search/", json=work.search())
+    elif operation == "write":
+        response = await client.post("/api/v1/memories/", json=work.write())
+    else:
+        response = await client.get(f"/api/v1/memories/{work.get()}/")
+    return bool(response.status_code in (200, 201))
+
+
+async def _mcp(client: Any, operation: str, work: Workload, request_id: int) -> bool:
+    if operation == "search":
+        name, arguments = "memory-search", work.search()
+    elif operation == "write":
+        name, arguments = "memory-write", work.write()
+    else:
+        name, arguments = "memory-get", {"id": work.get()}
+    message = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    response = await client.post("/mcp", json=message, headers=MCP_HEADERS)
+    if response.status_code != 200:
+        return False
+    body = response.json()
+    return "result" in body and not body["result"].get("isError")
+
+
+@dataclass
+class Target:
+    base: str
+    token: str
+    work: Workload
+
+
+@dataclass
+class Stop:
+    """When clients stop: at ``deadline``, or once ``budget`` requests went out; ``only`` one type."""
+
+    deadline: float
+    budget: int
+    only: str | None = None
+
+
+async def _client(target: Target, transport: str, tally: Tally, stop: Stop) -> None:
+    import httpx
+
+    headers = {"Authorization": f"Bearer {target.token}"}
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    work = target.work
+    async with httpx.AsyncClient(base_url=target.base, headers=headers, timeout=60, limits=limits) as client:
+        request_id = 0
+        while time.monotonic() < stop.deadline and stop.budget > 0:
+            stop.budget -= 1
+            operation = stop.only or work.pick()
+            request_id += 1
+            started = time.perf_counter()
+            try:
+                if transport == "rest":
+                    ok = await _rest(client, operation, work)
+                else:
+                    ok = await _mcp(client, operation, work, request_id)
+            except Exception as error:  # every failure is counted and shown, not raised
+                ok = False
+                if len(tally.examples) < 5:
+                    tally.examples.append(f"{transport} {operation}: {error!r}")
+            elapsed = time.perf_counter() - started
+            if ok:
+                tally.times[(operation, transport)].append(elapsed)
+            else:
+                tally.errors[(operation, transport)] += 1
+
+
+def _server_cpu_seconds(pid: int) -> float:
+    """CPU time of a process and every process under it (web workers, the Celery worker)."""
+    total = 0.0
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / CLK_TCK
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        pending += [int(child) for child in children]
+    return total
+
+
+def _postgres_cpu_seconds() -> float:
+    """CPU time of the database server's processes (all of them: a loaded machine's share is ours)."""
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if b"postgres" not in (entry / "comm").read_bytes():
+                continue
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / CLK_TCK
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return total
+
+
+async def _phase(target: Target, clients: int, stop: Stop) -> tuple[Tally, float]:
+    tally = Tally()
+    started = time.perf_counter()
+    await asyncio.gather(*(_client(target, "rest" if n % 2 == 0 else "mcp", tally, stop) for n in range(clients)))
+    return tally, time.perf_counter() - started
+
+
+def _run(target: Target, clients: int, seconds: float, budget: int, only: str | None = None) -> tuple[Tally, float]:
+    return asyncio.run(_phase(target, clients, Stop(deadline=time.monotonic() + seconds, budget=budget, only=only)))
+
+
+def _report(tally: Tally, wall: float) -> dict[str, Any]:
+    rows: dict[str, Any] = {}
+    everything: list[float] = []
+    for (operation, transport), times in sorted(tally.times.items()):
+        ms = [t * 1000 for t in times]
+        everything += ms
+        rows[f"{operation} {transport}"] = {
+            "n": len(ms),
+            "errors": tally.errors.get((operation, transport), 0),
+            "p50": round(percentile(ms, 0.5), 1),
+            "p95": round(percentile(ms, 0.95), 1),
+            "p99": round(percentile(ms, 0.99), 1),
+        }
+    return {
+        "requests": tally.count,
+        "errors": sum(tally.errors.values()),
+        "seconds": round(wall, 1),
+        "requests_per_s": round(tally.count / wall, 1),
+        "p50": round(percentile(everything, 0.5), 1),
+        "p95": round(percentile(everything, 0.95), 1),
+        "p99": round(percentile(everything, 0.99), 1),
+        "by_operation": rows,
+        "error_examples": tally.examples,
+    }
+
+
+def measure(target: Target, server_pid: int | None, args: argparse.Namespace) -> dict[str, Any]:
+    # Warm up: the model, the pools, the caches.
+    _run(target, args.clients, 5, 50 * args.clients)
+    own_before = resource.getrusage(resource.RUSAGE_SELF)
+    cpu_before = _server_cpu_seconds(server_pid) if server_pid else None
+    db_before = _postgres_cpu_seconds()
+    tally, wall = _run(target, args.clients, args.seconds, args.max_requests)
+    own_after = resource.getrusage(resource.RUSAGE_SELF)
+    result = {"mixed": _report(tally, wall)}
+    generator = (own_after.ru_utime + own_after.ru_stime) - (own_before.ru_utime + own_before.ru_stime)
+    result["mixed"]["load_generator_cpu_share"] = round(generator / wall, 2)
+    if cpu_before is not None and server_pid:
+        server = _server_cpu_seconds(server_pid) - cpu_before
+        result["mixed"]["server_cpu_ms_per_request"] = round(1000 * server / max(tally.count, 1), 2)
+    result["mixed"]["postgres_cpu_ms_per_request"] = round(
+        1000 * (_postgres_cpu_seconds() - db_before) / max(tally.count, 1), 2
+    )
+    # CPU per request type: one short phase each, all clients sending that type only.
+    if server_pid:
+        cpu: dict[str, Any] = {}
+        for operation, _ in MIX:
+            before, db = _server_cpu_seconds(server_pid), _postgres_cpu_seconds()
+            tally, wall = _run(target, args.clients, args.cpu_seconds, 10_000, only=operation)
+            count = max(tally.count, 1)
+            cpu[operation] = {
+                "requests": tally.count,
+                "requests_per_s": round(tally.count / wall, 1),
+                "server_cpu_ms": round(1000 * (_server_cpu_seconds(server_pid) - before) / count, 2),
+                "postgres_cpu_ms": round(1000 * (_postgres_cpu_seconds() - db) / count, 2),
+            }
+        result["cpu_per_request"] = cpu
+    return result
+
+
+# --- a server of our own -------------------------------------------------------------------------
+
+
+def _seed(memories: int) -> tuple[str, Workload]:
+    """One organization with ``memories`` synthetic memories; an agent token; what clients send."""
+    from django.db import connection
+
+    from bench.ingest import batch_ingest, build_corpus, tenant_queries
+    from memories.models import Memory
+    from organizations.models import Organization
+    from organizations.principal import Principal
+    from organizations.services import token_create
+
+    tenants = build_corpus(memories)
+    large = max(tenants, key=lambda tenant: tenant.rows)
+    batch_ingest(tenants, batch_size=64, progress=False)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")
+    organization = Organization.objects.get(slug=large.slug)
+    token = token_create(principal=Principal.for_operator(organization, "bench"), role="agent", name="load").raw
+    ids = [str(pk) for pk in Memory.objects.filter(organization=organization).values_list("pk", flat=True)[:2000]]
+    work = Workload(tenant_queries(large, 500), [memory.text for memory in large.memories[:500]], ids, seed=11)
+    return token, work
+
+
+def _serve(port: int, args: argparse.Namespace, log: Path) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        # Measured without the per-token rate limit (a real deployment keeps one).
+        "API_THROTTLE_RATE": "",
+        "CELERY_BROKER_DIR": str(log.parent / "broker"),
+    }
+    command = [sys.executable, "manage.py", "serve", "--no-demo", "--port", str(port)]
+    if args.workers:
+        command += ["--workers", str(args.workers)]
+    with log.open("wb") as out:
+        return subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def _wait_ready(base: str, server: subprocess.Popen[bytes], log: Path) -> None:
+    for _ in range(240):
+        if server.poll() is not None:
+            raise SystemExit(f"the server exited ({server.returncode}):\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{base}/healthz", timeout=2):  # noqa: S310 - loopback
+                return
+        except OSError:
+            time.sleep(0.5)
+    raise SystemExit(f"the server did not answer /healthz:\n{log.read_text()[-3000:]}")
+
+
+def _with_own_server(args: argparse.Namespace) -> dict[str, Any]:
+    token, work = _seed(args.memories)
+    port = free_port()
+    log = Path(args.log_dir) / "load-server.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    server = _serve(port, args, log)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(base, server, log)
+        return measure(Target(base, token, work), server.pid, args)
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
+def _against(args: argparse.Namespace) -> dict[str, Any]:
+    import httpx
+
+    host = urlsplit(args.url).hostname
+    if host not in LOOPBACK:
+        raise SystemExit(f"--url must be on loopback ({', '.join(sorted(LOOPBACK))}), not {host}")
+    headers = {"Authorization": f"Bearer {args.token}"}
+    with httpx.Client(base_url=args.url, headers=headers, timeout=60) as client:
+        listed = client.get("/api/v1/memories/", params={"limit": 200}).json()["memories"]
+    if not listed:
+        raise SystemExit("the token's organization has no memories to search and get; write some first")
+    texts = [memory["current_content"] for memory in listed]
+    queries = [" ".join(text.split()[:6]) for text in texts]
+    work = Workload(queries, texts, [memory["id"] for memory in listed], seed=11)
+    return measure(Target(args.url.rstrip("/"), args.token, work), args.server_pid, args)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--url", help="A running server (loopback only); without it, one is started here.")
+    parser.add_argument("--token", help="An agent token of the running server's organization (with --url).")
+    parser.add_argument("--server-pid", type=int, default=None, help="With --url: the server's pid, for CPU figures.")
+    parser.add_argument("--memories", type=int, default=10000, help="Memories seeded (own server).")
+    parser.add_argument("--workers", type=int, default=0, help="Web processes of the own server (0: serve's default).")
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--max-requests", type=int, default=100_000, help="Stop the mixed phase after this many.")
+    parser.add_argument("--cpu-seconds", type=float, default=10, help="Length of each CPU-per-type phase.")
+    parser.add_argument("--log-dir", default=str(REPO / "var" / "bench"))
+    parser.add_argument("--json", dest="json_out", default=None)
+    args = parser.parse_args()
+    if args.url and not args.token:
+        parser.error("--url needs --token")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
+
+    if args.url:
+        result = _against(args)
+    else:
+        with bench_database("load"):
+            result = _with_own_server(args)
+    result = {"benchmark": "load", "clients": args.clients, "memories": args.memories, **result,
+              "load_average": os.getloadavg()}  # fmt: skip
+    mixed = result["mixed"]
+    print(
+        f"\n{mixed['requests']} requests in {mixed['seconds']} s: {mixed['requests_per_s']} requests/s, "
+        f"p50 {mixed['p50']} ms, p95 {mixed['p95']} ms, p99 {mixed['p99']} ms, {mixed['errors']} errors"
+    )
+    rows = [
+        [name, row["n"], row["errors"], row["p50"], row["p95"], row["p99"]]
+        for name, row in mixed["by_operation"].items()
+    ]
+    print_table("By operation", ["operation", "n", "errors", "p50", "p95", "p99"], rows)
+    if "cpu_per_request" in result:
+        print_table(
+            "CPU per request", ["type", "requests/s", "server ms", "postgres ms"],
+            [[name, row["requests_per_s"], row["server_cpu_ms"], row["postgres_cpu_ms"]]
+             for name, row in result["cpu_per_request"].items()],
+        )  # fmt: skip
+    for example in mixed["error_examples"]:
+        print("error:", example)
+    if args.json_out:
+        write_json(args.json_out, result)
+    print(json.dumps({k: mixed[k] for k in ("requests_per_s", "p50", "p95", "errors")}))
+
+
+if __name__ == "__main__":
+    main()

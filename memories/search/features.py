@@ -1,0 +1,154 @@
+"""The ranking model's features (params.Features) for hybrid search's candidates.
+
+One query scores the pool, and finds and scores the session neighbours of its best. It is plain
+SQL: it runs on every search, and building it with the ORM cost more than running it.
+
+Both retrievers' candidates get every feature: cosine similarity, keyword coverage (BM25 over the
+query's IDF mass), whether they say when (for a "when" question) and whether they date from the
+day, month or year the query names.
+
+A memory written in a conversation session (``source.session``) is read in its context: its
+``context_*`` features are the best similarity and keyword coverage among it and the memories
+written just before and just after it in that session, within what the caller may see and filters
+to (a memory without a session is its own context). Those neighbours join the candidates
+themselves, as a reply is often what answers a question another turn asked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+from django.db.models import QuerySet
+
+from memories.fields import vector_text
+from memories.models import Memory
+from memories.search.keyword import QueryTerms
+from memories.search.params import Candidate, Features
+from memories.search.questions import STATES_TIME_PATTERN, QueryTraits
+
+
+@dataclass(frozen=True)
+class QueryContext:
+    """What the features are measured against: the query's vector, words and traits."""
+
+    vector: list[float] | None
+    terms: QueryTerms
+    traits: QueryTraits
+
+
+# What the query brings, once: its vector, lexemes and their IDFs, the average memory length, the
+# pattern of words that say when (for a "when" question) and the days it names (NULL when not).
+_QUERY = """WITH q AS (SELECT %s::vector AS v, %s::text[] AS lexemes, %s::float8[] AS idf, %s::float8 AS avg_length,
+  %s::text AS says_when, %s::date AS first_day, %s::date AS last_day)"""
+
+# The features of memory {x}: cosine similarity, BM25 (as memories.search.keyword computes it), whether
+# it says when, whether it is from the days the query names.
+_FEATURES = """1 - ({x}.embedding <=> q.v),
+  (SELECT coalesce(sum(u.idf * cardinality(t.positions) * 1.9
+     / (cardinality(t.positions) + 0.9 * (0.6 + 0.4 * length({x}.search_vector) / q.avg_length))), 0)
+   FROM unnest({x}.search_vector) AS t JOIN unnest(q.lexemes, q.idf) AS u(lexeme, idf) ON u.lexeme = t.lexeme),
+  {x}.current_content ~* q.says_when,
+  (coalesce({x}.valid_from, {x}.created_at) AT TIME ZONE 'UTC')::date BETWEEN q.first_day AND q.last_day"""
+
+# The memory written just before (after) m in its session, among those the search may return: the
+# scope's own SQL is the inner FROM, so the neighbour is one the caller may see and filters to.
+_NEIGHBOR = """LEFT JOIN LATERAL (SELECT s.id FROM ({scope}) s
+  WHERE m.id = ANY(%s::uuid[]) AND m.source ->> 'session' IS NOT NULL AND s.organization_id = m.organization_id
+    AND s.source ->> 'session' = m.source ->> 'session' AND s.created_at {op} m.created_at
+  ORDER BY s.created_at {order}, s.id {order} LIMIT 1) {x}_id ON true
+LEFT JOIN memories_memory {x} ON {x}.id = {x}_id.id"""
+
+_WIDTH = 7  # id, importance, created_at and the four features
+
+
+def _query_params(context: QueryContext) -> list[Any]:
+    terms, traits = context.terms, context.traits
+    span = traits.span or (None, None)
+    return [
+        None if context.vector is None else vector_text(context.vector),
+        terms.lexemes,
+        terms.idf,
+        terms.avg_length,
+        STATES_TIME_PATTERN if traits.asks_when else None,
+        *span,
+    ]
+
+
+def _candidate(row: tuple[Any, ...], mass: float) -> Candidate:
+    pk, importance, created_at, cosine, bm25, states_time, in_span = row
+    similarity = None if cosine is None else float(cosine)
+    keyword = float(bm25 or 0.0)
+    features = Features(
+        similarity=similarity or 0.0,
+        keyword=keyword / mass,
+        context_similarity=similarity or 0.0,
+        context_keyword=keyword / mass,
+        states_time=1.0 if states_time else 0.0,
+        in_span=1.0 if in_span else 0.0,
+    )
+    return Candidate(
+        pk=pk,
+        importance=importance,
+        created_at=created_at,
+        similarity=similarity,
+        keyword=keyword or None,
+        features=features,
+    )
+
+
+def _rows(scope: QuerySet[Memory], pool: list[Any], context: QueryContext, neighbors_of: list[Any]) -> list[Any]:
+    """One row per pool memory: its features, then those of the memories just before and after it in
+    its session (NULLs when it has none, or is not among ``neighbors_of``)."""
+    params = _query_params(context)
+    sides = [("b", "<", "DESC"), ("a", ">", "ASC")] if neighbors_of else []
+    columns = ", ".join(
+        f"{x}.id, {x}.importance, {x}.created_at, " + _FEATURES.format(x=x) for x in ["m"] + [x for x, _, _ in sides]
+    )
+    joins = ""
+    if sides:
+        scope_sql, scope_params = (
+            scope.values("id", "organization_id", "source", "created_at").order_by().query.sql_with_params()
+        )
+        for x, op, order in sides:
+            joins += "\n" + _NEIGHBOR.format(scope=scope_sql, op=op, order=order, x=x)
+            params += [*scope_params, neighbors_of]
+    sql = f"{_QUERY} SELECT {columns} FROM q CROSS JOIN memories_memory m {joins} WHERE m.id = ANY(%s::uuid[])"  # noqa: S608 - our SQL and the scope's, values as parameters
+    params.append(pool)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return list(cursor.fetchall())
+
+
+def candidate_features(
+    scope: QuerySet[Memory], pool: list[Any], context: QueryContext, *, neighbors_of: int
+) -> list[Candidate]:
+    """The pool's memories with their features; and, for the first ``neighbors_of`` of them written in
+    a session, the memories written just before and after them there, which join the candidates.
+
+    A memory's context features take in those of its neighbours that are among these. The pool comes
+    from the search's scope, so only the neighbours are looked up through it.
+    """
+    mass = context.terms.mass or 1.0
+    found: dict[Any, Candidate] = {}
+    chains: dict[Any, list[Any]] = {}
+    for row in _rows(scope, pool, context, pool[:neighbors_of]):
+        memory, *neighbours = (row[i : i + _WIDTH] for i in range(0, len(row), _WIDTH))
+        found[memory[0]] = _candidate(memory, mass)
+        chains[memory[0]] = [side[0] for side in neighbours if side[0] is not None]
+        for side in neighbours:  # a neighbour not in the pool joins the candidates
+            if side[0] is not None and side[0] not in found:
+                found[side[0]] = _candidate(side, mass)
+    around: dict[Any, set[Any]] = {}
+    for pk, sides in chains.items():
+        for side in sides:
+            around.setdefault(pk, set()).add(side)
+            around.setdefault(side, set()).add(pk)
+    for pk, others in around.items():
+        features = found[pk].features
+        neighbours = [f for f in (found[other].features for other in others) if f is not None]
+        if features is not None and neighbours:
+            features.context_similarity = max(features.similarity, *(f.similarity for f in neighbours))
+            features.context_keyword = max(features.keyword, *(f.keyword for f in neighbours))
+    return list(found.values())
