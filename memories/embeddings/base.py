@@ -45,6 +45,9 @@ class EmbeddingProvider(ABC):
     def warm_up(self, *, background: bool = True) -> None:  # noqa: B027 - optional hook
         """Start getting ready (load a model, check a connection) without blocking the caller."""
 
+    def settle(self, seconds: float) -> None:  # noqa: B027 - optional hook
+        """Wait up to ``seconds`` for what ``warm_up`` started; a process calls it before it exits."""
+
     @abstractmethod
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Embed ``texts`` in order. Raises EmbeddingError if it cannot."""

@@ -67,14 +67,21 @@ class LocalMiniLMProvider(EmbeddingProvider):
         self._tokenizer: Any = None
         self._input_names: set[str] = set()
         self._run_lock = threading.Lock()
+        self._loader: threading.Thread | None = None
 
     def warm_up(self, *, background: bool = True) -> None:
         if self.state in (ModelState.READY, ModelState.LOADING):
             return
         if background:
-            threading.Thread(target=self._load_quietly, name="embedding-model-load", daemon=True).start()
+            self._loader = threading.Thread(target=self._load_quietly, name="embedding-model-load", daemon=True)
+            self._loader.start()
         else:
             self._load()
+
+    def settle(self, seconds: float) -> None:
+        # The interpreter aborts (SIGABRT) when it exits while this thread is inside onnxruntime.
+        if self._loader is not None:
+            self._loader.join(seconds)
 
     def _load_quietly(self) -> None:
         try:

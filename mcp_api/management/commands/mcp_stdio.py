@@ -44,6 +44,8 @@ class Command(BaseCommand):
             serve_stdio, session.current, lambda: get_provider().warm_up(background=True), session.check
         )
         sys.stdout.flush()
+        # A client that leaves at once must not find the model still loading when the process exits.
+        get_provider().settle(SETTLE_SECONDS)
         if stopped_by_signal:
             # A thread is still blocked reading stdin and cannot be interrupted; a normal exit would
             # wait for it (anyio's worker threads are not daemons) until the client closes stdin.
@@ -63,6 +65,8 @@ class Command(BaseCommand):
         return os.environ.get("MEMORY_PLATFORM_TOKEN", "").strip(), NO_TOKEN
 
 
+# How long an exit waits for the embedding model to finish loading.
+SETTLE_SECONDS = 60.0
 NO_TOKEN = "no token: set MEMORY_PLATFORM_TOKEN or pass --token-file"  # noqa: S105 - a message, not a secret
 
 
