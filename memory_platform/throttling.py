@@ -3,6 +3,7 @@ and MCP together (a caller over the limit on one is over it on the other)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.conf import settings
@@ -15,8 +16,12 @@ from organizations.principal import Principal
 class PrincipalRateThrottle(SimpleRateThrottle):
     """``API_THROTTLE_RATE`` requests per caller (e.g. "1200/min"); over it, 429 with Retry-After.
 
-    Counts live in the default cache: Redis when REDIS_URL is set (shared by every worker),
-    else the process's memory.
+    A sliding window estimated from two fixed ones: the requests of the current window plus those
+    of the previous one, weighted by how much of it the sliding window still covers. Counters are
+    incremented atomically in the default cache, so every web process (and with Redis, every
+    machine) counts one caller together; DRF's own throttle reads and rewrites a list of times, and
+    concurrent requests in several processes would overwrite each other's counts. Refused requests
+    are not counted.
     """
 
     scope = "principal"
@@ -36,13 +41,53 @@ class PrincipalRateThrottle(SimpleRateThrottle):
             return None
         return self.cache_format % {"scope": self.scope, "ident": ident}
 
+    def allow_request(self, request: Any, view: Any) -> bool:
+        if self.rate is None:
+            return True
+        self.key = self.get_cache_key(request, view)
+        if self.key is None:
+            return True
+        limit, duration = self.num_requests, self.duration
+        self.now = now = self.timer()
+        window = int(now // duration)
+        current = f"{self.key}:{window}"
+        self.cache.add(current, 0, timeout=2 * duration)
+        try:
+            count = self.cache.incr(current)
+        except ValueError:  # expired between add and incr
+            self.cache.add(current, 1, timeout=2 * duration)
+            count = 1
+        previous = int(self.cache.get(f"{self.key}:{window - 1}", 0))
+        covered = 1 - (now - window * duration) / duration  # of the previous window, by the sliding one
+        if previous * covered + count <= limit:
+            return True
+        self.cache.decr(current)
+        self._wait = _seconds_until_allowed(now, duration, limit, previous, count - 1)
+        return False
+
+    def wait(self) -> float:
+        return self._wait
+
+
+def _seconds_until_allowed(now: float, duration: int, limit: int, previous: int, count: int) -> float:
+    """When one more request fits: later in this window (the previous one weighing less), or in the next
+    (this one's requests weighing less as it slides out): at most two windows away."""
+    window_start = now // duration * duration
+    if count + 1 <= limit and previous > 0:
+        share = 1 - (limit - count - 1) / previous  # of this window that must have passed
+        seconds = window_start + share * duration - now
+    else:
+        share = 1 - (limit - 1) / count if count else 0.0  # of the next window (this one's count weighing)
+        seconds = window_start + duration + max(0.0, share) * duration - now
+    return max(seconds, 0.0)
+
 
 def retry_after(principal: Principal) -> int | None:
     """For interfaces outside DRF (MCP over HTTP): count one request; seconds to wait if over the limit."""
     throttle = PrincipalRateThrottle()
     if throttle.rate is None or throttle.allow_request(_Caller(principal), None):
         return None
-    return max(1, round(throttle.wait() or 1))
+    return max(1, math.ceil(throttle.wait()))
 
 
 class _Caller:

@@ -46,11 +46,9 @@ def tail(path: Path, lines: int = 30) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
-@pytest.fixture(scope="session")
-def mcp_server(server_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Base URL (``http://127.0.0.1:<port>``) of a uvicorn process serving the project."""
+def start_uvicorn(env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """A uvicorn process serving the project with ``env`` on a free port, once it answers /healthz."""
     port = free_port()
-    log = tmp_path_factory.mktemp("uvicorn") / "server.log"
     command = [
         sys.executable,
         "-m",
@@ -64,32 +62,41 @@ def mcp_server(server_env: dict[str, str], tmp_path_factory: pytest.TempPathFact
         "off",
     ]
     with log.open("wb") as log_file:
-        process = subprocess.Popen(
-            command, cwd=settings.BASE_DIR, env=server_env, stdout=log_file, stderr=subprocess.STDOUT
-        )
+        process = subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=log_file, stderr=subprocess.STDOUT)
     base_url = f"http://127.0.0.1:{port}"
     SERVER_LOGS[base_url] = log
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"uvicorn exited with {process.returncode}:\n{tail(log)}")
+        try:
+            if httpx.get(f"{base_url}/healthz", timeout=2).status_code == 200:
+                return process, base_url
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            stop(process)
+            raise RuntimeError(f"uvicorn did not answer /healthz within {SERVER_START_TIMEOUT:.0f} s:\n{tail(log)}")
+        time.sleep(0.1)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
     try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"uvicorn exited with {process.returncode}:\n{tail(log)}")
-            try:
-                if httpx.get(f"{base_url}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"uvicorn did not answer /healthz within {SERVER_START_TIMEOUT:.0f} s:\n{tail(log)}")
-            time.sleep(0.1)
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture(scope="session")
+def mcp_server(server_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL (``http://127.0.0.1:<port>``) of a uvicorn process serving the project."""
+    process, base_url = start_uvicorn(server_env, tmp_path_factory.mktemp("uvicorn") / "server.log")
+    try:
         yield base_url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 # Where each live server writes its log (tests read it to make sure nothing raised inside).

@@ -40,7 +40,7 @@ def test_rest_and_mcp_share_one_allowance(acme: Tenant) -> None:
     assert refused.status_code == 429  # type: ignore[attr-defined]
     body = refused.json()  # type: ignore[attr-defined]
     assert body["jsonrpc"] == "2.0" and body["error"]["code"] == -32029
-    assert 1 <= int(refused["Retry-After"]) <= 60  # type: ignore[index]
+    assert 1 <= int(refused["Retry-After"]) <= 120  # type: ignore[index]  # a sliding minute: up to two away
     assert client.get(f"{API}/status/", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 429
     # Another token has its own allowance.
     assert _mcp(client, acme.raw_tokens["reader"]).status_code == 200  # type: ignore[attr-defined]

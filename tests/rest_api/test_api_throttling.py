@@ -20,7 +20,7 @@ def test_over_the_rate_is_429_with_retry_after(api: Api) -> None:
     response = agent.get(f"{API}/status/")
 
     error = error_of(response, 429, "throttled")
-    assert 1 <= int(response["Retry-After"]) <= 60
+    assert 1 <= int(response["Retry-After"]) <= 120  # the sliding window: up to two minutes away
     assert f"retry in {response['Retry-After']} s" in error["message"]
 
 
