@@ -270,7 +270,8 @@ def measure(target: Target, server_pid: int | None, args: argparse.Namespace) ->
 
 
 def _seed(memories: int) -> tuple[str, Workload]:
-    """One organization with ``memories`` synthetic memories; an agent token; what clients send."""
+    """One organization with ``memories`` synthetic memories (unless a kept database holds them);
+    an agent token; what clients send."""
     from django.db import connection
 
     from bench.ingest import batch_ingest, build_corpus, tenant_queries
@@ -281,9 +282,10 @@ def _seed(memories: int) -> tuple[str, Workload]:
 
     tenants = build_corpus(memories)
     large = max(tenants, key=lambda tenant: tenant.rows)
-    batch_ingest(tenants, batch_size=64, progress=False)
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE memories_memory")
+    if not Organization.objects.filter(slug=large.slug).exists():
+        batch_ingest(tenants, batch_size=64, progress=False)
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE memories_memory")
     organization = Organization.objects.get(slug=large.slug)
     token = token_create(principal=Principal.for_operator(organization, "bench"), role="agent", name="load").raw
     ids = [str(pk) for pk in Memory.objects.filter(organization=organization).values_list("pk", flat=True)[:2000]]
@@ -361,6 +363,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--max-requests", type=int, default=100_000, help="Stop the mixed phase after this many.")
     parser.add_argument("--cpu-seconds", type=float, default=10, help="Length of each CPU-per-type phase.")
+    parser.add_argument(
+        "--keep", action="store_true", help="Keep the seeded database (bench_load) and reuse it next time."
+    )
     parser.add_argument("--log-dir", default=str(REPO / "var" / "bench"))
     parser.add_argument("--json", dest="json_out", default=None)
     args = parser.parse_args()
@@ -371,7 +376,7 @@ def main() -> None:
     if args.url:
         result = _against(args)
     else:
-        with bench_database("load"):
+        with bench_database("load", keep=args.keep):
             result = _with_own_server(args)
     result = {"benchmark": "load", "clients": args.clients, "memories": args.memories, **result,
               "load_average": os.getloadavg()}  # fmt: skip

@@ -217,6 +217,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["stderr"], "level": env_str("LOG_LEVEL", "INFO")},
+    # The MCP SDK logs two INFO lines per request ("Processing request", "session manager started"):
+    # noise at any load, and CPU under it. Its warnings and errors still show.
+    "loggers": {"mcp": {"level": env_str("MCP_LOG_LEVEL", "WARNING")}},
 }
 
 # Memory platform

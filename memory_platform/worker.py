@@ -164,6 +164,19 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+def die_with(parent_pid: int) -> None:
+    """Ask Linux to SIGTERM this process when ``parent_pid``, its parent, dies (even by SIGKILL).
+
+    For children started by a library (uvicorn's web workers) rather than by us with a hook. A
+    child whose parent is already gone (it died while the child started) is ended at once."""
+    hook = _die_with_parent()
+    if hook is None or os.getpid() == parent_pid:  # not a child: the parent process itself
+        return
+    hook()
+    if os.getppid() != parent_pid:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def _die_with_parent() -> Callable[[], None] | None:
     """A pre-exec hook asking Linux to SIGTERM the child when its parent dies, even by SIGKILL."""
     if not sys.platform.startswith("linux"):

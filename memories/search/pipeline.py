@@ -18,7 +18,6 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
 from django.db.models import Q, QuerySet
 
 from memories.access import record_access
@@ -167,34 +166,19 @@ class _Found:
 _query_embedder = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embedding")
 
 
-def _embed_and_retrieve(
-    query: str, scope: QuerySet[Memory] | None, pool: int, organization_id: int
-) -> tuple[list[float], list[Candidate] | None]:
-    """The query's vector, and with a scope its vector candidates (run in a worker thread)."""
-    vector = get_provider().embed_within([query], settings.EMBEDDING_QUERY_WAIT_SECONDS)[0]
-    if scope is None:
-        return vector, None
-    try:
-        return vector, vector_candidates(scope, vector, pool, organization_id=organization_id)
-    finally:
-        connection.close()  # back to the pool: this thread serves other searches next
+def _embed(query: str) -> list[float]:
+    """The query's vector (run in a worker thread)."""
+    return get_provider().embed_within([query], settings.EMBEDDING_QUERY_WAIT_SECONDS)[0]
 
 
-def _start_embedding(scope: _Scope) -> Future[tuple[list[float], list[Candidate] | None]] | None:
+def _start_embedding(scope: _Scope) -> Future[list[float]] | None:
     # The query is embedded in a worker thread (the model runs outside the GIL) while the keyword
-    # retriever waits on the database; with pooled connections that thread also runs the vector
-    # retriever, on a connection of its own, so both candidate queries run at once. Not inside a
-    # transaction: another connection would not see what it has not committed.
+    # retriever waits on the database. The vector retriever then runs here, on this request's
+    # connection: a second connection per search would let busy requests hold every pooled
+    # connection while their own retrievers wait for one, until the pool's timeout failed them all.
     if scope.params.mode not in (SearchMode.HYBRID, SearchMode.VECTOR):
         return None
-    in_parallel = bool(connection.settings_dict.get("OPTIONS", {}).get("pool")) and not connection.in_atomic_block
-    return _query_embedder.submit(
-        _embed_and_retrieve,
-        scope.params.query,
-        scope.queryset if in_parallel else None,
-        scope.pool(fused=scope.params.mode == SearchMode.HYBRID),
-        scope.organization_id,
-    )
+    return _query_embedder.submit(_embed, scope.params.query)
 
 
 def _keyword_hits(scope: _Scope, terms: QueryTerms, *, fused: bool) -> tuple[list[Candidate], float | None]:
@@ -222,7 +206,7 @@ def _candidates(scope: _Scope) -> _Found:
     if embedding is None:
         return found
     try:
-        vector, early_vector_hits = embedding.result()
+        vector = embedding.result()
     except EmbeddingError as error:
         if terms is None:
             raise SearchUnavailable(
@@ -234,11 +218,8 @@ def _candidates(scope: _Scope) -> _Found:
         return found
     found.fused = mode == SearchMode.HYBRID
     found.vector = vector
-    if early_vector_hits is not None:
-        found.vector_hits = early_vector_hits
-    else:
-        pool = scope.pool(fused=found.fused)
-        found.vector_hits = vector_candidates(scope.queryset, vector, pool, organization_id=scope.organization_id)
+    pool = scope.pool(fused=found.fused)
+    found.vector_hits = vector_candidates(scope.queryset, vector, pool, organization_id=scope.organization_id)
     return found
 
 

@@ -38,17 +38,18 @@ def memory_data(memory: Memory) -> dict[str, Any]:
     return dict(s.MemorySerializer(memory).data)
 
 
+def memories_data(memories: list[Memory]) -> list[dict[str, Any]]:
+    # One serializer for the list: DRF copies a serializer's fields each time one is built, which
+    # per memory was half the CPU of a REST search.
+    return [dict(data) for data in s.MemorySerializer(memories, many=True).data]
+
+
 def page_data(page: SearchPage) -> dict[str, Any]:
-    results = []
-    for hit in page.hits:
-        results.append(
-            {
-                **memory_data(hit.memory),
-                "relevance": hit.relevance,
-                "similarity": hit.vector_similarity,
-                "score": hit.score,
-            }
-        )
+    memories = memories_data([hit.memory for hit in page.hits])
+    results = [
+        {**data, "relevance": hit.relevance, "similarity": hit.vector_similarity, "score": hit.score}
+        for data, hit in zip(memories, page.hits, strict=True)
+    ]
     return {"results": results, "next_cursor": page.next_cursor, "mode": page.mode.value, "warning": page.degraded}
 
 
@@ -157,7 +158,7 @@ class MemoryListView(ApiView):
             cursor=query.get("cursor"),
         )
         page = memory_search(self.principal, params_)
-        return Response({"results": [memory_data(hit.memory) for hit in page.hits], "next_cursor": page.next_cursor})
+        return Response({"results": memories_data([hit.memory for hit in page.hits]), "next_cursor": page.next_cursor})
 
     def query_params(self, params: Any) -> dict[str, Any]:
         serializer = s.ListQuerySerializer(data=params)

@@ -32,12 +32,14 @@ class ServeRun:
     data_dir: Path
     process: subprocess.Popen[bytes]
     worker_pid: int = 0
+    web_pids: tuple[int, ...] = ()
 
     @classmethod
     def start(cls, how: str, stop_signal: signal.Signals, data_dir: Path, env: dict[str, str]) -> ServeRun:
         data_dir.mkdir(parents=True)
         env = {**env, "MEMORY_PLATFORM_DATA_DIR": str(data_dir), "CELERY_BROKER_DIR": str(data_dir / "broker")}
         env.pop("RUN_WORKER", None)
+        env["WEB_CONCURRENCY"] = str(WEB_PROCESSES)
         with (data_dir / "serve.out").open("wb") as out:
             process = subprocess.Popen(
                 [sys.executable, "manage.py", "serve", "--no-demo", "--port", "0"],
@@ -66,6 +68,16 @@ class ServeRun:
             self.worker_pid = int(found[1])
         return found is not None
 
+    def web_started(self) -> bool:
+        """serve's children but the worker: its web processes (multiprocessing's tracker aside)."""
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()
+        web = [int(pid) for pid in children if int(pid) != self.worker_pid and _is_web_worker(int(pid))]
+        self.web_pids = tuple(web)
+        return len(web) == WEB_PROCESSES
+
+    def web_gone(self) -> bool:
+        return all(process_gone(pid) for pid in self.web_pids)
+
     def worker_ready(self) -> bool:
         return "ready." in self.log
 
@@ -78,6 +90,20 @@ class ServeRun:
             self.process.wait()
         if self.worker_pid and not self.worker_gone():  # the test failed: leave no orphan behind
             os.killpg(self.worker_pid, signal.SIGKILL)
+        for pid in self.web_pids:
+            if not process_gone(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+WEB_PROCESSES = 2
+
+
+def _is_web_worker(pid: int) -> bool:
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return False
+    return b"multiprocessing" in command and b"resource_tracker" not in command
 
 
 STOPS = {"SIGTERM": signal.SIGTERM, "Ctrl-C": signal.SIGINT, "killed": signal.SIGKILL}
@@ -94,6 +120,8 @@ def test_serve_starts_a_worker_and_it_does_not_outlive_serve(subprocess_env: dic
             wait_for(run.worker_ready, 60, f"the worker to be ready ({run.how})")
             assert "beat: Starting" in run.log
             assert not run.worker_gone()
+            wait_for(run.web_started, 60, f"{WEB_PROCESSES} web processes ({run.how})")
+            assert f"Web:     {WEB_PROCESSES} worker processes" in run.output
 
         for run in runs:
             run.process.send_signal(run.stop_signal)
@@ -101,6 +129,7 @@ def test_serve_starts_a_worker_and_it_does_not_outlive_serve(subprocess_env: dic
             run.process.wait(timeout=40)
             # Killed outright, serve cannot stop the worker itself; the kernel tells the worker instead.
             wait_for(run.worker_gone, 30, f"the worker to stop ({run.how})")
+            wait_for(run.web_gone, 30, f"the web processes {run.web_pids} to stop ({run.how})")
     finally:
         for run in runs:
             run.clean_up()

@@ -31,7 +31,10 @@ class Command(BaseCommand):
         parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
         parser.add_argument(
-            "--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "1")), help="ASGI worker processes."
+            "--workers",
+            type=int,
+            default=int(os.environ.get("WEB_CONCURRENCY", "0")),
+            help="ASGI worker processes (WEB_CONCURRENCY; default: one per core this process may use).",
         )
         parser.add_argument(
             "--no-demo", action="store_true", help="Do not create the demo organization and admin login."
@@ -46,6 +49,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        workers, model_threads = web_processes(options["workers"])
         self.stdout.write("Preparing the database…")
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)
@@ -64,6 +68,8 @@ class Command(BaseCommand):
             f"  MCP:     {base}/mcp",
             f"  REST:    {base}/api/v1/  (docs {base}/api/docs/, schema {base}/api/schema/)",
             f"  Health:  {base}/healthz",
+            f"  Web:     {workers} worker process{'es' if workers > 1 else ''}"
+            f" (WEB_CONCURRENCY), {model_threads} embedding model thread(s) each (EMBEDDING_THREADS)",
             f"  Database: {database}",
             *notes,
         ]
@@ -92,11 +98,15 @@ class Command(BaseCommand):
 
             import uvicorn
 
+            # The web processes' share of the cores; the worker above keeps its own setting.
+            os.environ["EMBEDDING_THREADS"] = str(model_threads)
+            os.environ["MEMORY_PLATFORM_SERVE_PID"] = str(os.getpid())  # its web workers end with it
+
             uvicorn.run(
                 "memory_platform.asgi:application",
                 host=options["host"],
                 port=options["port"],
-                workers=options["workers"],
+                workers=workers,
                 lifespan="off",
                 log_level="info",
             )
@@ -132,6 +142,20 @@ class Command(BaseCommand):
         password = secrets.token_urlsafe(12)
         User.objects.create_superuser(username=ADMIN_USERNAME, email="", password=password)
         return [f"  Admin login (shown once): {ADMIN_USERNAME} / {password}"]
+
+
+def web_processes(asked: int) -> tuple[int, int]:
+    """How many ASGI processes to run (``asked``, or one per core), and the model threads of each.
+
+    Python code runs one thread at a time in a process, so a process keeps about one core busy:
+    one process per core serves concurrent clients on every core. Each process's embedding model
+    then gets its share of the cores (EMBEDDING_THREADS, unless set), not all of them, so the
+    processes' model threads do not outnumber the cores.
+    """
+    cores = len(os.sched_getaffinity(0)) or 1
+    workers = asked if asked > 0 else cores
+    threads = int(os.environ.get("EMBEDDING_THREADS") or 0) or max(1, cores // workers)
+    return workers, threads
 
 
 def _exit_on_signal(signum: int, frame: FrameType | None) -> NoReturn:
