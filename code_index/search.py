@@ -25,7 +25,7 @@ from code_index.languages import LANGUAGES
 from code_index.models import CodeChunk, CodeIndex
 from memories.embeddings import EmbeddingError, get_provider
 from memories.fields import vector_text
-from memories.search.caches import quote_lexeme
+from memories.search.caches import documents_holding, quote_lexeme
 from memories.search.fusion import fuse
 from memories.search.keyword import query_lexemes, selecting_lexemes
 from memories.search.params import EPOCH, Candidate, SearchMode, SearchParams
@@ -189,17 +189,7 @@ class _Statistics:
             found = {lx: self._df[key] for lx in lexemes if (key := (organization_id, stamp, lx)) in self._df}
         missing = [lx for lx in lexemes if lx not in found]
         if missing:
-            parts = " UNION ALL ".join(
-                "SELECT %s, count(*) FROM code_index_codechunk WHERE organization_id = %s "
-                "AND search_vector @@ to_tsquery('simple', %s)"
-                for _ in missing
-            )
-            params: list[Any] = []
-            for lexeme in missing:
-                params += [lexeme, organization_id, quote_lexeme(lexeme)]
-            with connection.cursor() as cursor:
-                cursor.execute(parts, params)
-                rows = cursor.fetchall()
+            rows = documents_holding("code_index_codechunk", organization_id, missing)
             with self._lock:
                 if len(self._df) > self.max_entries:
                     self._df.clear()

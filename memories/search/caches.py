@@ -68,6 +68,24 @@ def quote_lexeme(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
+def documents_holding(table: str, organization_id: int, lexemes: list[str], where: str = "") -> list[tuple[str, int]]:
+    """How many of an organization's rows of ``table`` (a table with ``organization_id`` and a
+    ``search_vector``; ``where`` narrows them) hold each lexeme: one index-assisted count per term,
+    in a single round trip."""
+    condition = f" AND {where}" if where else ""
+    parts = " UNION ALL ".join(
+        f"SELECT %s, count(*) FROM {table} WHERE organization_id = %s{condition} "  # noqa: S608 - names, not input
+        "AND search_vector @@ to_tsquery('simple', %s)"
+        for _ in lexemes
+    )
+    params: list[Any] = []
+    for lexeme in lexemes:
+        params += [lexeme, organization_id, quote_lexeme(lexeme)]
+    with connection.cursor() as cursor:
+        cursor.execute(parts, params)
+        return [(lexeme, int(count)) for lexeme, count in cursor.fetchall()]
+
+
 class TermStatistics:
     """Per-organization document counts for BM25's IDF, cached briefly (they drift slowly)."""
 
@@ -107,18 +125,7 @@ class TermStatistics:
                 else:
                     missing.append(lexeme)
         if missing:
-            # One index-assisted count per term, in a single round trip.
-            parts = " UNION ALL ".join(
-                "SELECT %s, count(*) FROM memories_memory WHERE organization_id = %s AND deleted_at IS NULL "
-                "AND search_vector @@ to_tsquery('simple', %s)"
-                for _ in missing
-            )
-            params: list[Any] = []
-            for lexeme in missing:
-                params += [lexeme, organization_id, quote_lexeme(lexeme)]
-            with connection.cursor() as cursor:
-                cursor.execute(parts, params)
-                rows = cursor.fetchall()
+            rows = documents_holding("memories_memory", organization_id, missing, where="deleted_at IS NULL")
             with self._lock:
                 for lexeme, count in rows:
                     result[lexeme] = int(count)
