@@ -253,7 +253,10 @@ SEARCH_FUSION = env_str("SEARCH_FUSION", "model")
 SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 1.0)
 SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.5)
 SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 100)
-SEARCH_EXACT_SCAN_LIMIT = env_int("SEARCH_EXACT_SCAN_LIMIT", 10000)
+# An exact scan reads every vector of the scope (~3.4 us a row): at 6.5k rows 22 ms against 5-9 ms
+# through HNSW, whose top 10 then held 99.7% of the exact top 10 (and 97% of the top 100). Around
+# 2k rows both cost the same, and below that the exact answer is free.
+SEARCH_EXACT_SCAN_LIMIT = env_int("SEARCH_EXACT_SCAN_LIMIT", 2000)
 SEARCH_HNSW_EF_SEARCH = env_int("SEARCH_HNSW_EF_SEARCH", 100)
 # How many of hybrid search's best first-pass candidates the ranking model scores (whatever the page
 # size); the rest follow only with min_score 0, unscored.
