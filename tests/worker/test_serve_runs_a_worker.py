@@ -121,7 +121,7 @@ def test_serve_starts_a_worker_and_it_does_not_outlive_serve(subprocess_env: dic
             assert "beat: Starting" in run.log
             assert not run.worker_gone()
             wait_for(run.web_started, 60, f"{WEB_PROCESSES} web processes ({run.how})")
-            assert f"Web:     {WEB_PROCESSES} worker processes" in run.output
+            assert f"Web:     {WEB_PROCESSES} processes" in run.output
 
         for run in runs:
             run.process.send_signal(run.stop_signal)

@@ -68,7 +68,7 @@ class Command(BaseCommand):
             f"  MCP:     {base}/mcp",
             f"  REST:    {base}/api/v1/  (docs {base}/api/docs/, schema {base}/api/schema/)",
             f"  Health:  {base}/healthz",
-            f"  Web:     {workers} worker process{'es' if workers > 1 else ''}"
+            f"  Web:     {workers} process{'es' if workers > 1 else ''}"
             f" (WEB_CONCURRENCY), {model_threads} embedding model thread(s) each (EMBEDDING_THREADS)",
             f"  Database: {database}",
             *notes,
