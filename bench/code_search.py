@@ -61,6 +61,11 @@ class Query:
 
 
 def package_dir(name: str) -> Path:
+    module = sys.modules.get(name)
+    if module is not None and getattr(module, "__spec__", None) is None and getattr(module, "__path__", None):
+        # Imported already by a library that replaced the module object (Celery does so for kombu):
+        # find_spec refuses such a module, but its path is known.
+        return Path(next(iter(module.__path__)))
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit(f"no installed package {name!r} (a package, not a module)")
@@ -306,6 +311,7 @@ def latency(principal: Any, slug: str, queries: list[Query]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    """Every phase; the results so far are written to --json after each, so a failure keeps them."""
     from organizations.models import Organization
     from organizations.principal import Principal
 
@@ -320,16 +326,19 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     result: dict[str, Any] = {"package": args.package, "queries": len(sample), "documented_functions": len(queries)}
     result["full_index"] = index(principal, "code", copy, "full index")
     result["one_file_reindex"] = reindex_one_file(principal, "code", copy)
+    write_json(args.json_out, result)
     if args.js:
         shutil.copytree(args.js, workdir / "js")
         result["javascript_index"] = {"path": args.js, **index(principal, "javascript", workdir / "js", "js")}
     cached = CachedQueries([query.text for query in sample])
     result["retrieval"] = evaluate(principal, "code", sample, MODES)
+    write_json(args.json_out, result)
     if args.sweep:
         result["weight_sweep"] = sweep(principal, "code", sample)
     if args.chunks:
         fill_packages = [name for name in (args.fill or FILL_PACKAGES) if name != args.package]
         result["fill"] = fill(principal, args.chunks, fill_packages, workdir, args.fill_max_files)
+        write_json(args.json_out, result)
         result["chunks_total"] = chunk_count()
         result["chunks_target"] = args.chunks
         if result["chunks_total"] < args.chunks:
