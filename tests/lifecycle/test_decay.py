@@ -12,6 +12,7 @@ from lifecycle.merge import proposal_undo
 from lifecycle.models import ConsolidationProposal, ProposalKind, ProposalState
 from lifecycle.services import proposal_apply, proposal_dismiss
 from memories.models import Memory, MemoryAccess, Status
+from memories.search import SearchParams, memory_search
 from memories.services import memory_verify
 from tests.conftest import MemoryFactory, Tenant
 
@@ -104,3 +105,23 @@ def test_an_outsider_organization_is_left_alone(acme: Tenant, globex: Tenant, ma
 
     assert not MemoryAccess.objects.filter(memory_id=theirs.pk).exists()
     assert not ConsolidationProposal.objects.filter(organization=globex.organization).exists()
+
+
+def test_freshness_never_moves_search_ranking(acme: Tenant, make_memory: MemoryFactory) -> None:
+    stale = make_memory(current_content="Deploys to production need one approval and a green pipeline.")
+    fresh = make_memory(current_content="Deploys to staging need a green pipeline.")
+    make_memory(current_content="Invoices are generated on the first day of the month.")
+    params = SearchParams.build(query="what do deploys to production need", limit=3)
+
+    def ranking() -> list[tuple[object, float]]:
+        # Searching counts as a read: put the access records back as decay found them.
+        page = memory_search(acme.agent, params, counts_as_read=False)
+        return [(hit.memory.pk, hit.score) for hit in page.hits]
+
+    before = ranking()
+    idle(stale, 400)
+    decay_run(organization=acme.organization)
+    assert freshness(stale) < 0.01 < freshness(fresh)
+
+    assert ranking() == before
+    assert before[0][0] == stale.pk  # the best answer stays first, however idle
