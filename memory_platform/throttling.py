@@ -3,6 +3,7 @@ and MCP together (a caller over the limit on one is over it on the other)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
@@ -17,11 +18,12 @@ class PrincipalRateThrottle(SimpleRateThrottle):
     """``API_THROTTLE_RATE`` requests per caller (e.g. "1200/min"); over it, 429 with Retry-After.
 
     A sliding window estimated from two fixed ones: the requests of the current window plus those
-    of the previous one, weighted by how much of it the sliding window still covers. Counters are
-    incremented atomically in the default cache, so every web process (and with Redis, every
-    machine) counts one caller together; DRF's own throttle reads and rewrites a list of times, and
-    concurrent requests in several processes would overwrite each other's counts. Refused requests
-    are not counted.
+    of the previous one, weighted by how much of it the sliding window still covers. Counters live
+    in the default cache, so every web process (and with Redis, every machine) counts one caller
+    together. Redis increments them atomically; the file cache of a machine without Redis reads and
+    writes, so two requests at the same instant may count once (in the caller's favour, never
+    against it). DRF's own throttle rewrites a list of times, and under concurrency most counts were
+    lost. Refused requests are not counted.
     """
 
     scope = "principal"
@@ -61,7 +63,8 @@ class PrincipalRateThrottle(SimpleRateThrottle):
         covered = 1 - (now - window * duration) / duration  # of the previous window, by the sliding one
         if previous * covered + count <= limit:
             return True
-        self.cache.decr(current)
+        with contextlib.suppress(ValueError):  # expired meanwhile: nothing to take back
+            self.cache.decr(current)
         self._wait = _seconds_until_allowed(now, duration, limit, previous, count - 1)
         return False
 
