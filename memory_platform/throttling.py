@@ -53,12 +53,10 @@ class PrincipalRateThrottle(SimpleRateThrottle):
         self.now = now = self.timer()
         window = int(now // duration)
         current = f"{self.key}:{window}"
-        self.cache.add(current, 0, timeout=2 * duration)
         try:
             count = self.cache.incr(current)
-        except ValueError:  # expired between add and incr
-            self.cache.add(current, 1, timeout=2 * duration)
-            count = 1
+        except ValueError:  # the window's first request; another process may be creating it too
+            count = 1 if self.cache.add(current, 1, timeout=2 * duration) else self.cache.incr(current)
         previous = int(self.cache.get(f"{self.key}:{window - 1}", 0))
         covered = 1 - (now - window * duration) / duration  # of the previous window, by the sliding one
         if previous * covered + count <= limit:
