@@ -343,7 +343,7 @@ def _against(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit(f"--url must be on loopback ({', '.join(sorted(LOOPBACK))}), not {host}")
     headers = {"Authorization": f"Bearer {args.token}"}
     with httpx.Client(base_url=args.url, headers=headers, timeout=60) as client:
-        listed = client.get("/api/v1/memories/", params={"limit": 200}).json()["memories"]
+        listed = client.get("/api/v1/memories/", params={"limit": 200}).json()["results"]
     if not listed:
         raise SystemExit("the token's organization has no memories to search and get; write some first")
     texts = [memory["current_content"] for memory in listed]

@@ -23,7 +23,7 @@ from code_index.chunking import ChunkType
 from code_index.keywords import keyword_text
 from code_index.languages import LANGUAGES
 from code_index.models import CodeChunk, CodeIndex
-from memories.embeddings import EmbeddingError, get_provider
+from memories.embeddings import EmbeddingError, get_provider, query_vector
 from memories.fields import vector_text
 from memories.search.caches import documents_holding, quote_lexeme
 from memories.search.fusion import fuse
@@ -296,7 +296,7 @@ def code_search(principal: Principal, params: CodeSearchParams) -> CodeSearchRes
         keyword_hits, floor = keyword_candidates(scope, organization_id, params.query, pool)
     if mode in (SearchMode.HYBRID, SearchMode.VECTOR):
         try:
-            vector = get_provider().embed_one(params.query)
+            vector = query_vector(params.query)
         except EmbeddingError as error:
             if mode == SearchMode.VECTOR:
                 raise SearchUnavailable(

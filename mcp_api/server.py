@@ -30,6 +30,7 @@ from mcp_server.djangomcp import DjangoMCP  # type: ignore[import-untyped]
 from pydantic import AnyUrl
 from pydantic import ValidationError as PydanticValidationError
 
+from mcp_api import fast
 from mcp_api.context import current_principal
 from mcp_api.identity import SERVER_INSTRUCTIONS, SERVER_NAME, SERVER_VERSION
 from memory_platform.exceptions import DATABASE_UNAVAILABLE, DomainError, NotFound, database_unavailable
@@ -191,6 +192,7 @@ def tool(
         )
         # Say in the schema what the call checks: an argument the tool does not take is refused.
         server._tool_manager._tools[name].parameters["additionalProperties"] = False
+        fast.register(name, fn, server._tool_manager._tools[name])
         return fn
 
     return register

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from mcp_api import fast
 from mcp_api.context import reset_principal, set_principal
 from mcp_api.requests import params_problem
 from mcp_api.server import get_server
@@ -126,6 +127,7 @@ def _mcp_endpoint(request: HttpRequest) -> HttpResponse:  # noqa: PLR0911 - one 
 
     token = set_principal(principal)
     try:
-        return get_server().handle_django_request(request)
+        server = get_server()  # every tool registered, with its fast path
+        return fast.tool_call(request, payload) or server.handle_django_request(request)
     finally:
         reset_principal(token)

@@ -8,12 +8,14 @@ state (``loading`` / ``ready`` / ``error``) is observable for status pages.
 from __future__ import annotations
 
 import threading
+from array import array
+from collections import OrderedDict
 
 from django.conf import settings
 
 from memories.embeddings.base import EmbeddingError, EmbeddingProvider, ModelState
 
-__all__ = ["EmbeddingError", "EmbeddingProvider", "ModelState", "get_provider", "reset_provider"]
+__all__ = ["EmbeddingError", "EmbeddingProvider", "ModelState", "get_provider", "query_vector", "reset_provider"]
 
 _provider: EmbeddingProvider | None = None
 _lock = threading.Lock()
@@ -52,3 +54,35 @@ def reset_provider(provider: EmbeddingProvider | None = None) -> None:
     global _provider  # noqa: PLW0603
     with _lock:
         _provider = provider
+    with _queries_lock:
+        _queries.clear()
+
+
+_queries: OrderedDict[tuple[int, str], array[float]] = OrderedDict()
+_queries_lock = threading.Lock()
+
+
+def query_vector(text: str, wait_seconds: float | None = None) -> list[float]:
+    """The vector of a search query: from the recent queries' cache (EMBEDDING_QUERY_CACHE_SIZE), else
+    embedded (waiting at most ``wait_seconds`` when given) and remembered. Raises EmbeddingError as
+    the provider does; a failure is not remembered. The cached vector is the provider's, float for
+    float (float32 models are stored as float32)."""
+    provider = get_provider()
+    size = settings.EMBEDDING_QUERY_CACHE_SIZE
+    key = (id(provider), text)
+    if size > 0:
+        with _queries_lock:
+            cached = _queries.get(key)
+            if cached is not None:
+                _queries.move_to_end(key)
+                return cached.tolist()
+    vector = provider.embed_one(text) if wait_seconds is None else provider.embed_within([text], wait_seconds)[0]
+    if size > 0:
+        stored = array("f", vector)
+        if stored.tolist() != list(vector):  # not float32: keep every digit
+            stored = array("d", vector)
+        with _queries_lock:
+            _queries[key] = stored
+            while len(_queries) > size:
+                _queries.popitem(last=False)
+    return vector

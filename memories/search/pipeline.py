@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db.models import Q, QuerySet
 
 from memories.access import record_access
-from memories.embeddings import EmbeddingError, get_provider
+from memories.embeddings import EmbeddingError, query_vector
 from memories.models import Memory
 from memories.search.cursors import Position, comparable, search_cursor, search_position
 from memories.search.features import QueryContext, candidate_features
@@ -168,7 +168,7 @@ _query_embedder = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-em
 
 def _embed(query: str) -> list[float]:
     """The query's vector (run in a worker thread)."""
-    return get_provider().embed_within([query], settings.EMBEDDING_QUERY_WAIT_SECONDS)[0]
+    return query_vector(query, settings.EMBEDDING_QUERY_WAIT_SECONDS)
 
 
 def _start_embedding(scope: _Scope) -> Future[list[float]] | None:
