@@ -15,13 +15,11 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection
-from django.db.models import ExpressionWrapper, F, FloatField, QuerySet, Value
-from django.db.models.expressions import RawSQL
+from django.db.models import QuerySet
 
 from memories.models import FULL_TEXT_CONFIG, Memory
-from memories.search.caches import quote_lexeme, term_statistics
+from memories.search.caches import quote_lexeme, scope_as_sql, term_statistics
 from memories.search.params import Candidate
 
 
@@ -75,8 +73,9 @@ class QueryTerms:
             return 0.0
         return sum(1 for lx in self.name_lexemes if not self.frequencies.get(lx)) / len(self.name_lexemes)
 
-    def bm25_sql(self) -> RawSQL:
-        return RawSQL(_BM25_SQL, [self.avg_length, self.lexemes, self.idf], output_field=FloatField())  # noqa: S611
+    def bm25_sql(self, row: str) -> tuple[str, list[Any]]:
+        """BM25 of the memory ``row`` (an alias of memories_memory in the query) and its parameters."""
+        return _BM25_SQL.format(x=row), [self.avg_length, self.lexemes, self.idf]
 
 
 # Okapi BM25 over the stored tsvector: term frequency from each lexeme's positions, document
@@ -85,9 +84,9 @@ class QueryTerms:
 _BM25_SQL = """
 (SELECT coalesce(sum(
     q.idf * cardinality(t.positions) * 1.9
-    / (cardinality(t.positions) + 0.9 * (0.6 + 0.4 * length("memories_memory"."search_vector") / %s))
+    / (cardinality(t.positions) + 0.9 * (0.6 + 0.4 * length({x}.search_vector) / %s))
   ), 0)
- FROM unnest("memories_memory"."search_vector") AS t
+ FROM unnest({x}.search_vector) AS t
  JOIN unnest(%s::text[], %s::float8[]) AS q(lexeme, idf) ON q.lexeme = t.lexeme)
 """
 
@@ -104,6 +103,8 @@ RARE_TERM_SHARE = 0.01
 # When the selecting terms still match more memories than this (or 3x the candidates wanted),
 # ts_rank picks that many first and BM25 ranks them: a rare term can match over a thousand.
 KEYWORD_PRE_RANK = 300
+# One selecting term's part of that pre-rank: its IDF times its ts_rank in the memory.
+_TERM_RANK = "%s * ts_rank(s.search_vector, to_tsquery('simple', %s), 1)"
 
 
 @dataclass(frozen=True)
@@ -146,35 +147,34 @@ def keyword_candidates(
     lexemes, idf, frequencies, total = terms.lexemes, terms.idf, terms.frequencies, terms.total
     if not lexemes:
         return [], None
-    bm25 = terms.bm25_sql()
+    scope_sql, scope_params = scope_as_sql(scope, "id", "importance", "created_at", "search_vector")
 
     def best(selecting: list[str]) -> list[tuple[Any, int, datetime, float]]:
-        any_term = SearchQuery(" | ".join(quote_lexeme(lx) for lx in selecting), search_type="raw", config="simple")
-        matching = scope.filter(search_vector=any_term)
+        any_term = " | ".join(quote_lexeme(lx) for lx in selecting)
         pre_rank = max(KEYWORD_PRE_RANK, 3 * k)
         if sum(frequencies.get(lx, 0) for lx in selecting) > pre_rank:
             # Many matches: BM25 (a subquery a row) scores only the best by each term's ts_rank
             # (C, length-normalised) weighted by the term's IDF.
             weight = dict(zip(lexemes, idf, strict=True))
-            estimate = sum(
-                (
-                    Value(weight[lx])
-                    * SearchRank(
-                        F("search_vector"),
-                        SearchQuery(quote_lexeme(lx), search_type="raw", config="simple"),
-                        normalization=1,
-                    )
-                    for lx in selecting
-                ),
-                start=Value(0.0),
+            estimate = " + ".join(["0.0"] + [_TERM_RANK] * len(selecting))
+            bm25, bm25_params = terms.bm25_sql("m")
+            sql = (
+                f"SELECT m.id, m.importance, m.created_at, {bm25} FROM memories_memory m WHERE m.id IN ("  # noqa: S608 - our SQL and the scope's, values as parameters
+                f"SELECT s.id FROM ({scope_sql}) s WHERE s.search_vector @@ to_tsquery('simple', %s) "
+                f"ORDER BY {estimate} DESC LIMIT %s)"
             )
-            ranked = matching.annotate(pre_rank=ExpressionWrapper(estimate, output_field=FloatField()))
-            matching = Memory.objects.filter(pk__in=ranked.order_by("-pre_rank").values("pk")[:pre_rank])
-        return list(
-            matching.annotate(bm25=bm25)
-            .order_by("-bm25", "-importance", "-created_at", "pk")
-            .values_list("pk", "importance", "created_at", "bm25")[:k]
-        )
+            params = [*bm25_params, *scope_params, any_term]
+            params += [value for lx in selecting for value in (weight[lx], quote_lexeme(lx))] + [pre_rank]
+        else:
+            bm25, bm25_params = terms.bm25_sql("s")
+            sql = (
+                f"SELECT s.id, s.importance, s.created_at, {bm25} FROM ({scope_sql}) s "  # noqa: S608 - as above
+                "WHERE s.search_vector @@ to_tsquery('simple', %s)"
+            )
+            params = [*bm25_params, *scope_params, any_term]
+        with connection.cursor() as cursor:
+            cursor.execute(f"{sql} ORDER BY 4 DESC, 2 DESC, 3 DESC, 1 LIMIT %s", [*params, k])
+            return list(cursor.fetchall())
 
     selection = selecting_lexemes(lexemes, frequencies, total, idf)
     rows = best(selection.lexemes)
