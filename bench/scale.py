@@ -167,9 +167,11 @@ def make_vectors(tenants: list[Tenant], args: argparse.Namespace) -> Vectors:
     for index, memory in enumerate(real_memories):
         by_template.setdefault(memory.template, []).append(index)
 
+    pools = {template: np.array(indices) for template, indices in by_template.items()}
+
     def anchor(memory: Any) -> int:
-        pool = by_template.get(memory.template)
-        return int(rng.choice(pool)) if pool else int(rng.integers(len(real)))
+        pool = pools.get(memory.template)
+        return int(pool[rng.integers(len(pool))]) if pool is not None else int(rng.integers(len(real)))
 
     # Two anchors of the memory's template, so that synthetic memories rarely share one.
     first = np.array([anchor(m) for m in synthetic_memories], dtype=np.int64)

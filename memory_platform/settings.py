@@ -262,6 +262,9 @@ SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 100)
 # 2k rows both cost the same, and below that the exact answer is free.
 SEARCH_EXACT_SCAN_LIMIT = env_int("SEARCH_EXACT_SCAN_LIMIT", 2000)
 SEARCH_HNSW_EF_SEARCH = env_int("SEARCH_HNSW_EF_SEARCH", 100)
+# Keyword search (and its word counts) in an organization of up to this many memories reads its rows
+# and matches them one by one instead of through the GIN index, which holds every organization's.
+SEARCH_KEYWORD_SCAN_LIMIT = env_int("SEARCH_KEYWORD_SCAN_LIMIT", 2000)
 # How many of hybrid search's best first-pass candidates the ranking model scores (whatever the page
 # size); the rest follow only with min_score 0, unscored.
 SEARCH_RERANK_POOL = env_int("SEARCH_RERANK_POOL", 30)

@@ -19,7 +19,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from memories.models import FULL_TEXT_CONFIG, Memory
-from memories.search.caches import quote_lexeme, scope_as_sql, term_statistics
+from memories.search.caches import quote_lexeme, scope_as_sql, term_statistics, text_match
 from memories.search.params import Candidate
 
 
@@ -148,6 +148,7 @@ def keyword_candidates(
     if not lexemes:
         return [], None
     scope_sql, scope_params = scope_as_sql(scope, "id", "importance", "created_at", "search_vector")
+    matches = text_match("s.search_vector", scan=total <= settings.SEARCH_KEYWORD_SCAN_LIMIT)
 
     def best(selecting: list[str]) -> list[tuple[Any, int, datetime, float]]:
         any_term = " | ".join(quote_lexeme(lx) for lx in selecting)
@@ -160,7 +161,7 @@ def keyword_candidates(
             bm25, bm25_params = terms.bm25_sql("m")
             sql = (
                 f"SELECT m.id, m.importance, m.created_at, {bm25} FROM memories_memory m WHERE m.id IN ("  # noqa: S608 - our SQL and the scope's, values as parameters
-                f"SELECT s.id FROM ({scope_sql}) s WHERE s.search_vector @@ to_tsquery('simple', %s) "
+                f"SELECT s.id FROM ({scope_sql}) s WHERE {matches} "
                 f"ORDER BY {estimate} DESC LIMIT %s)"
             )
             params = [*bm25_params, *scope_params, any_term]
@@ -169,7 +170,7 @@ def keyword_candidates(
             bm25, bm25_params = terms.bm25_sql("s")
             sql = (
                 f"SELECT s.id, s.importance, s.created_at, {bm25} FROM ({scope_sql}) s "  # noqa: S608 - as above
-                "WHERE s.search_vector @@ to_tsquery('simple', %s)"
+                f"WHERE {matches}"
             )
             params = [*bm25_params, *scope_params, any_term]
         with connection.cursor() as cursor:
