@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 import random
@@ -422,12 +423,12 @@ def _loaded() -> Any:
             return None
         cursor.execute("SELECT value FROM bench_scale_meta WHERE key = 'load'")
         row = cursor.fetchone()
-    return row[0] if row else None
+    if not row:
+        return None
+    return json.loads(row[0]) if isinstance(row[0], str) else row[0]  # Django reads jsonb as text
 
 
 def _remember(value: dict[str, Any]) -> None:
-    import json
-
     from django.db import connection
 
     with connection.cursor() as cursor:
