@@ -110,7 +110,7 @@ def documents_holding(
             return [(lexeme, int(count)) for lexeme, count in cursor.fetchall()]
     parts = " UNION ALL ".join(
         f"SELECT %s, count(*) FROM {table} WHERE organization_id = %s{condition} "  # noqa: S608 - names, not input
-        f"AND {text_match('search_vector', scan=scan)}"
+        f"AND {text_match('search_vector', scan=False)}"
         for _ in lexemes
     )
     params: list[Any] = []
