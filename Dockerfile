@@ -17,6 +17,6 @@ RUN mkdir -p /app/var && chown -R app:app /app/var
 USER app
 
 EXPOSE 8000
-# `manage.py serve` migrates, collects static files and runs the ASGI server: the `make run` path.
+# `manage.py serve` migrates, collects static files and runs the web server: the `make run` path.
 # Celery worker and beat run as containers of their own (see docker-compose.yml), hence --no-worker.
 CMD ["python", "manage.py", "serve", "--host", "0.0.0.0", "--port", "8000", "--no-demo", "--no-worker"]

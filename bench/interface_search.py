@@ -1,7 +1,7 @@
 """Search latency through the real interfaces: MCP Streamable HTTP and the REST API.
 
 Loads the synthetic corpus of bench/ingest.py (N memories over many organizations) into a
-throwaway database, starts the ASGI server on a loopback port against it, and times, for the
+throwaway database, starts the web server on a loopback port against it, and times, for the
 large tenant and the tiny one, sequential searches (limit 10) through each interface:
 `memory-search` with the official MCP client (one session) and POST /api/v1/memories/search/
 with one keep-alive HTTP client. Times include HTTP, JSON-RPC or DRF, auth and query embedding.
@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import REPO, bench_database, database_url, free_port, print_table, summary_ms, write_json
 from bench.ingest import batch_ingest, build_corpus, tenant_queries
+from memory_platform import web
 
 
 async def _time_mcp(url: str, token: str, queries: list[str]) -> list[float]:
@@ -83,18 +84,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     # Fuzzing-free measurement: the per-token rate limit must not throttle the bench.
     env = {**os.environ, "DATABASE_URL": database_url(), "RUN_WORKER": "0", "API_THROTTLE_RATE": ""}
     server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "memory_platform.asgi:application",
-            "--port",
-            str(port),
-            "--lifespan",
-            "off",
-            "--log-level",
-            "warning",
-        ],
+        web.command("127.0.0.1", port),
         cwd=REPO,
         env=env,
     )

@@ -2,12 +2,11 @@ import os
 
 from django.core.asgi import get_asgi_application
 
+from memory_platform.worker import die_with_server
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_platform.settings")
 
 application = get_asgi_application()
 
-# A web worker process of `manage.py serve` (several run, one per core) ends with it, however it ends.
-if supervisor := os.environ.get("MEMORY_PLATFORM_SERVE_PID"):
-    from memory_platform.worker import die_with
-
-    die_with(int(supervisor))
+# A web process a server started (`manage.py serve` runs one per core) ends with that server.
+die_with_server()

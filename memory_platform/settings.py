@@ -139,8 +139,9 @@ if DATABASE_URL:
     DATABASES = {"default": database_from_url(DATABASE_URL)}
 else:
     DATABASES = {"default": EmbeddedServer(DATA_DIR).django_settings()}
-# Connections come from a pool (psycopg_pool): under ASGI every request runs in a thread of its
-# own, so Django's per-thread persistent connections would mean a new PostgreSQL backend per request.
+# Connections come from a pool (psycopg_pool): a web process's threads share a few connections,
+# checked before use, and a thread that goes idle holds none (under ASGI, where every request ran in
+# a thread of its own, per-thread connections meant a new PostgreSQL backend per request).
 DATABASE_POOL_MAX = env_int("DATABASE_POOL_MAX", 10)  # 0 turns the pool off (one connection per thread)
 # How long a request waits for a database connection before it answers 503 (database down,
 # restarting, or every pooled connection busy): short, so clients learn at once and retry.

@@ -16,6 +16,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import logging
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -175,6 +176,14 @@ def die_with(parent_pid: int) -> None:
     hook()
     if os.getppid() != parent_pid:
         os.kill(os.getpid(), signal.SIGTERM)
+
+
+def die_with_server() -> None:
+    """In a web process a server started (granian's or uvicorn's workers): end with that server,
+    however it ends. Killed outright, a server cannot stop its web processes itself."""
+    server = multiprocessing.parent_process()
+    if server is not None and server.pid is not None:
+        die_with(server.pid)
 
 
 def _die_with_parent() -> Callable[[], None] | None:

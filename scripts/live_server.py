@@ -67,20 +67,21 @@ def scratch_organization(prefix: str, *, role: str) -> Iterator[tuple[str, str]]
 
 @contextmanager
 def live_server(*, env: dict[str, str] | None = None, log: IO[str] | None = None) -> Iterator[str]:
-    """The platform (ASGI, no background worker) on a free loopback port: yields its base URL, then stops it."""
+    """The platform (its web server, no worker) on a free loopback port: yields its base URL, then stops it."""
     port = free_port()
     server = subprocess.Popen(
         [
             PYTHON,
             "-m",
-            "uvicorn",
-            "memory_platform.asgi:application",
+            "granian",
+            "--interface",
+            "wsgi",
             "--host",
             "127.0.0.1",
             "--port",
             str(port),
-            "--lifespan",
-            "off",
+            "--no-ws",
+            "memory_platform.wsgi:application",
         ],
         cwd=ROOT,
         stdout=log if log is not None else subprocess.DEVNULL,

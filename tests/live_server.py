@@ -1,13 +1,13 @@
-"""A real server for tests that need one: uvicorn serving the project on the worker's test
-database, started once per test process (the MCP transport tests, the isolation matrices, the
-database-down tests). Its fixtures are made available to every test directory by tests/conftest.py."""
+"""A real server for tests that need one: the platform's web server (granian, WSGI) serving the
+project on the worker's test database, started once per test process (the MCP transport tests, the
+isolation matrices, the database-down tests). Its fixtures are made available to every test
+directory by tests/conftest.py."""
 
 from __future__ import annotations
 
 import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +17,7 @@ import httpx
 import pytest
 from django.conf import settings
 
+from memory_platform import web
 from tests.conftest import database_url_of_the_test_database
 
 SERVER_START_TIMEOUT = 60.0
@@ -46,21 +47,11 @@ def tail(path: Path, lines: int = 30) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
-def start_uvicorn(env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """A uvicorn process serving the project with ``env`` on a free port, once it answers /healthz."""
+def start_server(env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """A web server process (one web process) serving the project with ``env`` on a free port, once it
+    answers /healthz."""
     port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "memory_platform.asgi:application",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--lifespan",
-        "off",
-    ]
+    command = web.command("127.0.0.1", port, log_level="info")
     with log.open("wb") as log_file:
         process = subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=log_file, stderr=subprocess.STDOUT)
     base_url = f"http://127.0.0.1:{port}"
@@ -68,7 +59,7 @@ def start_uvicorn(env: dict[str, str], log: Path) -> tuple[subprocess.Popen[byte
     deadline = time.monotonic() + SERVER_START_TIMEOUT
     while True:
         if process.poll() is not None:
-            raise RuntimeError(f"uvicorn exited with {process.returncode}:\n{tail(log)}")
+            raise RuntimeError(f"the web server exited with {process.returncode}:\n{tail(log)}")
         try:
             if httpx.get(f"{base_url}/healthz", timeout=2).status_code == 200:
                 return process, base_url
@@ -76,7 +67,8 @@ def start_uvicorn(env: dict[str, str], log: Path) -> tuple[subprocess.Popen[byte
             pass
         if time.monotonic() > deadline:
             stop(process)
-            raise RuntimeError(f"uvicorn did not answer /healthz within {SERVER_START_TIMEOUT:.0f} s:\n{tail(log)}")
+            within = f"{SERVER_START_TIMEOUT:.0f} s"
+            raise RuntimeError(f"the web server did not answer /healthz within {within}:\n{tail(log)}")
         time.sleep(0.1)
 
 
@@ -91,8 +83,8 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 @pytest.fixture(scope="session")
 def mcp_server(server_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Base URL (``http://127.0.0.1:<port>``) of a uvicorn process serving the project."""
-    process, base_url = start_uvicorn(server_env, tmp_path_factory.mktemp("uvicorn") / "server.log")
+    """Base URL (``http://127.0.0.1:<port>``) of a web server process serving the project."""
+    process, base_url = start_server(server_env, tmp_path_factory.mktemp("web") / "server.log")
     try:
         yield base_url
     finally:

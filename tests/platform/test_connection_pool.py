@@ -1,7 +1,8 @@
 """Requests borrow database connections from a pool instead of opening one each.
 
-Under ASGI each request runs in a thread of its own, so without the pool every request would
-start a PostgreSQL backend process (about 10 ms before any work).
+Without the pool a web process's threads would each hold a connection of their own (and under
+ASGI, where each request ran in a thread of its own, every request started a PostgreSQL backend:
+about 10 ms before any work).
 """
 
 from __future__ import annotations

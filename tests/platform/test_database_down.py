@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 
@@ -18,6 +17,7 @@ import httpx
 import pytest
 from django.conf import settings
 
+from memory_platform import web
 from tests.conftest import Tenant
 from tests.dbrelay import Relay
 from tests.live_server import free_port, tail
@@ -33,16 +33,7 @@ def relayed_server(server_env: dict[str, str], tmp_path_factory: pytest.TempPath
     env = relay.environment(server_env)
     port = free_port()
     log = tmp_path_factory.mktemp("relayed") / "server.log"
-    command = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "memory_platform.asgi:application",
-        "--port",
-        str(port),
-        "--lifespan",
-        "off",
-    ]
+    command = web.command("127.0.0.1", port)
     with log.open("wb") as out:
         process = subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"

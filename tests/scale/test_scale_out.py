@@ -30,7 +30,7 @@ from lifecycle.models import LifecycleRun, RunStatus
 from memories.models import Memory
 from memory_platform.celery import app
 from tests.conftest import Tenant, database_url_of_the_test_database
-from tests.live_server import start_uvicorn, stop
+from tests.live_server import start_server, stop
 from tests.redis_workers import REDIS_URL, drop_queue, private_queue, workers
 from tests.worker.conftest import wait_for
 
@@ -72,7 +72,7 @@ def cluster(django_db_setup: Any, tmp_path_factory: pytest.TempPathFactory) -> I
         start_worker("two")
         urls = []
         for name in ("web-a", "web-b"):
-            process, url = start_uvicorn(env, logs / f"{name}.log")
+            process, url = start_server(env, logs / f"{name}.log")
             web.append(process)
             urls.append(url)
         yield Cluster(web=web, urls=urls, queue=queue)

@@ -155,7 +155,7 @@ def recorded(monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Path) -> 
     recorder = _Recorder()
     monkeypatch.setattr(BackgroundWorker, "start", lambda self: recorder.calls.append("worker start"))
     monkeypatch.setattr(BackgroundWorker, "stop", lambda self, timeout=0: recorder.calls.append("worker stop"))
-    monkeypatch.setattr("uvicorn.run", lambda *args, **kwargs: recorder.calls.append("web server"))
+    monkeypatch.setattr("memory_platform.web.serve", lambda *args, **kwargs: recorder.calls.append("web server"))
     monkeypatch.delenv("RUN_WORKER", raising=False)
     return recorder
 

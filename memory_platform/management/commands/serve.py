@@ -14,6 +14,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import connections, transaction
 
+from memory_platform import web
 from memory_platform.env import env_bool
 from memory_platform.worker import BackgroundWorker
 from organizations.models import Organization, Role, User
@@ -25,7 +26,7 @@ ADMIN_USERNAME = "admin"
 
 
 class Command(BaseCommand):
-    help = "Prepare the database (migrate, demo organization, admin login) and serve the platform over ASGI."
+    help = "Prepare the database (migrate, demo organization, admin login) and serve the platform (WSGI, granian)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
@@ -34,7 +35,7 @@ class Command(BaseCommand):
             "--workers",
             type=int,
             default=int(os.environ.get("WEB_CONCURRENCY", "0")),
-            help="ASGI worker processes (WEB_CONCURRENCY; default: one per core this process may use).",
+            help="Web processes (WEB_CONCURRENCY; default: one per core this process may use).",
         )
         parser.add_argument(
             "--no-demo", action="store_true", help="Do not create the demo organization and admin login."
@@ -68,8 +69,8 @@ class Command(BaseCommand):
             f"  MCP:     {base}/mcp",
             f"  REST:    {base}/api/v1/  (docs {base}/api/docs/, schema {base}/api/schema/)",
             f"  Health:  {base}/healthz",
-            f"  Web:     {workers} process{'es' if workers > 1 else ''}"
-            f" (WEB_CONCURRENCY), {model_threads} embedding model thread(s) each (EMBEDDING_THREADS)",
+            f"  Web:     {workers} process{'es' if workers > 1 else ''} (WEB_CONCURRENCY), {web.threads()} threads"
+            f" (WEB_THREADS) and {model_threads} embedding model thread(s) (EMBEDDING_THREADS) each",
             f"  Database: {database}",
             *notes,
         ]
@@ -84,8 +85,8 @@ class Command(BaseCommand):
             worker = BackgroundWorker(
                 log_file=settings.DATA_DIR / "worker.log", schedule_file=Path(settings.CELERY_BEAT_SCHEDULE_FILENAME)
             )
-        # uvicorn answers SIGTERM by shutting down and then raising the signal again with the handler
-        # it found: this one turns it into an exit that runs the `finally` below, so the worker stops.
+        # SIGINT and SIGTERM stop the web server, which then returns (running the `finally` below,
+        # which stops the worker); until it runs, SIGTERM exits the same way.
         previous_handler = signal.signal(signal.SIGTERM, _exit_on_signal)
         try:
             if worker is not None:
@@ -96,20 +97,9 @@ class Command(BaseCommand):
             self.stdout.write("\n".join([*lines, ""]))
             self.stdout.flush()
 
-            import uvicorn
-
             # The web processes' share of the cores; the worker above keeps its own setting.
             os.environ["EMBEDDING_THREADS"] = str(model_threads)
-            os.environ["MEMORY_PLATFORM_SERVE_PID"] = str(os.getpid())  # its web workers end with it
-
-            uvicorn.run(
-                "memory_platform.asgi:application",
-                host=options["host"],
-                port=options["port"],
-                workers=workers,
-                lifespan="off",
-                log_level="info",
-            )
+            web.serve(options["host"], options["port"], workers=workers)
         finally:
             if worker is not None:
                 self.stdout.write("Stopping the worker…")
@@ -145,7 +135,7 @@ class Command(BaseCommand):
 
 
 def web_processes(asked: int) -> tuple[int, int]:
-    """How many ASGI processes to run (``asked``, or one per core), and the model threads of each.
+    """How many web processes to run (``asked``, or one per core), and the model threads of each.
 
     Python code runs one thread at a time in a process, so a process keeps about one core busy:
     one process per core serves concurrent clients on every core. Each process's embedding model
@@ -159,5 +149,5 @@ def web_processes(asked: int) -> tuple[int, int]:
 
 
 def _exit_on_signal(signum: int, frame: FrameType | None) -> NoReturn:
-    # Asked to stop and stopped cleanly: a success, as after Ctrl-C (which uvicorn swallows).
+    # Asked to stop and stopped cleanly: a success, as after Ctrl-C.
     raise SystemExit(0)
