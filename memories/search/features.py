@@ -24,7 +24,7 @@ from django.db.models import QuerySet
 
 from memories.fields import vector_text
 from memories.models import Memory
-from memories.search.keyword import QueryTerms
+from memories.search.keyword import QueryTerms, bm25_sql
 from memories.search.params import Candidate, Features
 from memories.search.questions import STATES_TIME_PATTERN, QueryTraits
 
@@ -43,14 +43,16 @@ class QueryContext:
 _QUERY = """WITH q AS (SELECT %s::vector AS v, %s::text[] AS lexemes, %s::float8[] AS idf, %s::float8 AS avg_length,
   %s::text AS says_when, %s::date AS first_day, %s::date AS last_day)"""
 
-# The features of memory {x}: cosine similarity, BM25 (as memories.search.keyword computes it), whether
-# it says when, whether it is from the days the query names.
-_FEATURES = """1 - ({x}.embedding <=> q.v),
-  (SELECT coalesce(sum(u.idf * cardinality(t.positions) * 1.9
-     / (cardinality(t.positions) + 0.9 * (0.6 + 0.4 * length({x}.search_vector) / q.avg_length))), 0)
-   FROM unnest({x}.search_vector) AS t JOIN unnest(q.lexemes, q.idf) AS u(lexeme, idf) ON u.lexeme = t.lexeme),
-  {x}.current_content ~* q.says_when,
-  (coalesce({x}.valid_from, {x}.created_at) AT TIME ZONE 'UTC')::date BETWEEN q.first_day AND q.last_day"""
+
+def _features(x: str) -> str:
+    """The features of memory ``x``: cosine similarity, BM25 (as memories.search.keyword computes it),
+    whether it says when, whether it is from the days the query names."""
+    return (
+        f"1 - ({x}.embedding <=> q.v), {bm25_sql(x)},"
+        f" {x}.current_content ~* q.says_when,"
+        f" (coalesce({x}.valid_from, {x}.created_at) AT TIME ZONE 'UTC')::date BETWEEN q.first_day AND q.last_day"
+    )
+
 
 # The memory written just before (after) m in its session, among those the search may return: the
 # scope's own SQL is the inner FROM, so the neighbour is one the caller may see and filters to.
@@ -104,7 +106,7 @@ def _rows(scope: QuerySet[Memory], pool: list[Any], context: QueryContext, neigh
     params = _query_params(context)
     sides = [("b", "<", "DESC"), ("a", ">", "ASC")] if neighbors_of else []
     columns = ", ".join(
-        f"{x}.id, {x}.importance, {x}.created_at, " + _FEATURES.format(x=x) for x in ["m"] + [x for x, _, _ in sides]
+        f"{x}.id, {x}.importance, {x}.created_at, " + _features(x) for x in ["m"] + [x for x, _, _ in sides]
     )
     joins = ""
     if sides:

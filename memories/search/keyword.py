@@ -75,27 +75,38 @@ class QueryTerms:
 
     def bm25_sql(self, row: str) -> tuple[str, list[Any]]:
         """BM25 of the memory ``row`` (an alias of memories_memory in the query) and its parameters."""
-        return _BM25_SQL.format(x=row), [self.avg_length, self.lexemes, self.idf]
+        terms = "(SELECT %s::text[] AS lexemes, %s::float8[] AS idf, %s AS avg_length) q, "
+        return bm25_sql(row, terms=terms), [self.lexemes, self.idf, self.avg_length]
 
 
 # Okapi BM25 over the stored tsvector: term frequency from each lexeme's positions, document
 # length from its lexeme count. k1 = 0.9, b = 0.4 suit short memories (on LoCoMo they beat the
-# textbook 1.2 / 0.75 by 0.015 R@10 alone, 0.013 fused). Parameters: average length, lexemes, IDFs.
+# textbook 1.2 / 0.75 by 0.015 R@10 alone, 0.013 fused). ``q`` holds the query's lexemes, their IDFs
+# and the average length. Only the memory's lexemes that are query terms are unnested: setweight
+# marks their positions A (every other D) and ts_filter keeps those, so a memory costs its few
+# matching lexemes rather than all of its vector (a join on the whole unnested vector cost ~9 us a
+# memory). A lexeme without positions counts for nothing, as before.
 _BM25_SQL = """
 (SELECT coalesce(sum(
-    q.idf * cardinality(t.positions) * 1.9
-    / (cardinality(t.positions) + 0.9 * (0.6 + 0.4 * length({x}.search_vector) / %s))
+    q.idf[array_position(q.lexemes, t.lexeme)] * cardinality(t.positions) * 1.9
+    / (cardinality(t.positions) + 0.9 * (0.6 + 0.4 * length({x}.search_vector) / q.avg_length))
   ), 0)
- FROM unnest({x}.search_vector) AS t
- JOIN unnest(%s::text[], %s::float8[]) AS q(lexeme, idf) ON q.lexeme = t.lexeme)
+ FROM {terms}unnest(ts_filter(setweight(setweight({x}.search_vector, 'D'), 'A', q.lexemes), '{{a}}')) AS t)
 """
 
 
-# How many memories BM25 scores for one query: about KEYWORD_SCORED_ROWS. Scoring costs ~10 us a
-# matching memory, and in a large organization a common term matches thousands (one stem matched
-# 9.2k of 49k rows: 118 ms). So query terms pick candidates rarest first, while the memories they
-# match stay within that budget; the more common ones left over still count in the score of every
-# candidate, they just do not bring in memories that match nothing rarer (those score low anyway).
+def bm25_sql(row: str, *, terms: str = "") -> str:
+    """BM25 of the memory ``row``; ``terms`` is a FROM item named ``q`` (and a comma) unless the query
+    around it has one (memories.search.features)."""
+    return _BM25_SQL.format(x=row, terms=terms)
+
+
+# How many memories BM25 scores for one query: about KEYWORD_SCORED_ROWS. Scoring cost ~10 us a
+# matching memory (~3 us since it unnests only the query's terms), and in a large organization a
+# common term matches thousands (one stem matched 9.2k of 49k rows: 118 ms). So query terms pick
+# candidates rarest first, while the memories they match stay within that budget; the more common
+# ones left over still count in the score of every candidate, they just do not bring in memories
+# that match nothing rarer (those score low anyway).
 # A term in at most RARE_TERM_SHARE of the organization's memories always picks candidates. In a
 # small organization every term does: LoCoMo's conversations (~550 memories) are ranked as before.
 KEYWORD_SCORED_ROWS = 600
@@ -149,32 +160,25 @@ def keyword_candidates(
         return [], None
     scope_sql, scope_params = scope_as_sql(scope, "id", "importance", "created_at", "search_vector")
     matches = text_match("s.search_vector", scan=total <= settings.SEARCH_KEYWORD_SCAN_LIMIT)
+    bm25, bm25_params = terms.bm25_sql("p")
+    columns = f"p.id, p.importance, p.created_at, {bm25}"
 
     def best(selecting: list[str]) -> list[tuple[Any, int, datetime, float]]:
         any_term = " | ".join(quote_lexeme(lx) for lx in selecting)
         pre_rank = max(KEYWORD_PRE_RANK, 3 * k)
+        params = [*bm25_params, *scope_params, any_term]
+        rows = f"SELECT s.id, s.importance, s.created_at, s.search_vector FROM ({scope_sql}) s WHERE {matches}"  # noqa: S608 - our SQL and the scope's, values as parameters
         if sum(frequencies.get(lx, 0) for lx in selecting) > pre_rank:
             # Many matches: BM25 (a subquery a row) scores only the best by each term's ts_rank
             # (C, length-normalised) weighted by the term's IDF.
             weight = dict(zip(lexemes, idf, strict=True))
             estimate = " + ".join(["0.0"] + [_TERM_RANK] * len(selecting))
-            bm25, bm25_params = terms.bm25_sql("m")
-            sql = (
-                f"SELECT m.id, m.importance, m.created_at, {bm25} FROM memories_memory m WHERE m.id IN ("  # noqa: S608 - our SQL and the scope's, values as parameters
-                f"SELECT s.id FROM ({scope_sql}) s WHERE {matches} "
-                f"ORDER BY {estimate} DESC LIMIT %s)"
-            )
-            params = [*bm25_params, *scope_params, any_term]
+            rows += f" ORDER BY {estimate} DESC LIMIT %s"
             params += [value for lx in selecting for value in (weight[lx], quote_lexeme(lx))] + [pre_rank]
-        else:
-            bm25, bm25_params = terms.bm25_sql("s")
-            sql = (
-                f"SELECT s.id, s.importance, s.created_at, {bm25} FROM ({scope_sql}) s "  # noqa: S608 - as above
-                f"WHERE {matches}"
-            )
-            params = [*bm25_params, *scope_params, any_term]
+        # The memories' own rows come along, not their ids to look up again.
+        sql = f"SELECT {columns} FROM ({rows}) p ORDER BY 4 DESC, 2 DESC, 3 DESC, 1 LIMIT %s"  # noqa: S608 - as above
         with connection.cursor() as cursor:
-            cursor.execute(f"{sql} ORDER BY 4 DESC, 2 DESC, 3 DESC, 1 LIMIT %s", [*params, k])
+            cursor.execute(sql, [*params, k])
             return list(cursor.fetchall())
 
     selection = selecting_lexemes(lexemes, frequencies, total, idf)
