@@ -22,7 +22,6 @@ from typing import Any
 from django.db import connection
 from django.db.models import QuerySet
 
-from memories.fields import vector_text
 from memories.models import Memory
 from memories.search.keyword import QueryTerms, bm25_sql
 from memories.search.params import Candidate, Features
@@ -31,9 +30,10 @@ from memories.search.questions import STATES_TIME_PATTERN, QueryTraits
 
 @dataclass(frozen=True)
 class QueryContext:
-    """What the features are measured against: the query's vector, words and traits."""
+    """What the features are measured against: the query's vector (pgvector's text of it,
+    memories.fields.vector_text), words and traits."""
 
-    vector: list[float] | None
+    vector: str | None
     terms: QueryTerms
     traits: QueryTraits
 
@@ -69,7 +69,7 @@ def _query_params(context: QueryContext) -> list[Any]:
     terms, traits = context.terms, context.traits
     span = traits.span or (None, None)
     return [
-        None if context.vector is None else vector_text(context.vector),
+        context.vector,
         terms.lexemes,
         terms.idf,
         terms.avg_length,

@@ -22,6 +22,7 @@ from django.db.models import Q, QuerySet
 
 from memories.access import record_access
 from memories.embeddings import EmbeddingError, query_vector
+from memories.fields import vector_text
 from memories.models import Memory
 from memories.search.cursors import Position, comparable, search_cursor, search_position
 from memories.search.features import QueryContext, candidate_features
@@ -147,7 +148,7 @@ class _Found:
     mode: SearchMode
     terms: QueryTerms | None = None
     traits: QueryTraits | None = None
-    vector: list[float] | None = None
+    vector: str | None = None  # pgvector's text of the query's vector: formatted once, sent twice
 
     def retrieved(self) -> Retrieved:
         context = None
@@ -217,9 +218,9 @@ def _candidates(scope: _Scope) -> _Found:
         found.mode = SearchMode.KEYWORD
         return found
     found.fused = mode == SearchMode.HYBRID
-    found.vector = vector
+    found.vector = vector_text(vector)
     pool = scope.pool(fused=found.fused)
-    found.vector_hits = vector_candidates(scope.queryset, vector, pool, organization_id=scope.organization_id)
+    found.vector_hits = vector_candidates(scope.queryset, found.vector, pool, organization_id=scope.organization_id)
     return found
 
 

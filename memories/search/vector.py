@@ -3,6 +3,9 @@ filtered query still returns its full top-k; small scopes are searched exactly i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from contextlib import nullcontext
+
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import QuerySet
@@ -12,10 +15,18 @@ from memories.models import Memory
 from memories.search.caches import scope_as_sql, scope_sizes
 from memories.search.params import Candidate, micros
 
+_ITERATIVE = "set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+
 
 def vector_candidates(
-    scope: QuerySet[Memory], vector: list[float], k: int, *, organization_id: int | None = None
+    scope: QuerySet[Memory],
+    vector: Sequence[float] | str,
+    k: int,
+    *,
+    organization_id: int | None = None,
 ) -> list[Candidate]:
+    """The ``k`` memories of the scope nearest to ``vector`` (or to its text, memories.fields.vector_text,
+    when the caller needs that text again)."""
     exact_limit = settings.SEARCH_EXACT_SCAN_LIMIT
     small = scope_sizes.is_small(organization_id, scope.filter(embedding__isnull=False), exact_limit)
     scope_sql, scope_params = scope_as_sql(scope, "id", "importance", "created_at", "embedding")
@@ -27,16 +38,20 @@ def vector_candidates(
         f"SELECT s.id, s.importance, s.created_at, s.embedding <=> %s::vector FROM ({scope_sql}) s "  # noqa: S608 - our SQL and the scope's, values as parameters
         f"WHERE s.embedding IS NOT NULL ORDER BY {ordering} LIMIT %s"
     )
-    text = vector_text(vector)
-    with transaction.atomic(), connection.cursor() as cursor:
-        if not small:  # both settings in one round trip, for this transaction only
-            ef_search = str(max(settings.SEARCH_HNSW_EF_SEARCH, k))
-            cursor.execute(
-                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-                "set_config('hnsw.ef_search', %s, true)",
-                [ef_search],
-            )
-        cursor.execute(sql, [text, *scope_params, text, k])
+    text = vector if isinstance(vector, str) else vector_text(vector)
+    params = [text, *scope_params, text, k]
+    if not small:
+        # The HNSW settings for this query only: set_config(..., true) lasts until the end of the
+        # transaction, and the two statements sent as one run in one (implicit) transaction, in one
+        # round trip instead of BEGIN, SET, SELECT and COMMIT.
+        sql = f"SELECT {_ITERATIVE}, set_config('hnsw.ef_search', %s, true); {sql}"
+        params = [str(max(settings.SEARCH_HNSW_EF_SEARCH, k)), *params]
+    # Inside a transaction of the caller's, a savepoint keeps a failure here from failing it, as before.
+    savepoint = transaction.atomic() if connection.in_atomic_block else nullcontext()
+    with savepoint, connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        if not small:
+            cursor.nextset()
         rows = list(cursor.fetchall())
     # relaxed_order may return rows slightly out of order: order them by true distance, and equal
     # distances as the result is ordered, so rank-based fusion keeps the importance/recency contract.

@@ -137,7 +137,9 @@ def _exact_top(acme: Tenant, query: str, k: int) -> list[Any]:
 def _vector_sql(captured: CaptureQueriesContext) -> str:
     statements = [query["sql"] for query in captured.captured_queries if "<=>" in query["sql"]]
     assert len(statements) == 1
-    return statements[0]
+    # The HNSW path sends its settings in the same round trip, as a statement before the query.
+    settings, _, query = statements[0].partition("; ")
+    return query if settings.startswith("SELECT set_config(") else statements[0]
 
 
 def _explain(sql: str, iterative_scan: str) -> tuple[str, int]:
