@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -35,24 +36,32 @@ class ScopeSizes:
         self._answers: dict[tuple[Any, ...], tuple[float, int, bool]] = {}
         self._generations: dict[int, int] = {}
 
-    def is_small(self, organization_id: int | None, embedded: QuerySet[Memory], limit: int) -> bool:
-        counted = embedded.values("pk").order_by()  # no ORDER BY: the model's ordering would sort the scope
+    def is_small(self, organization_id: int | None, scope: QuerySet[Memory] | ScopeSQL, limit: int) -> bool:
+        """Whether the scope holds at most ``limit`` memories with an embedding."""
+        scope = ScopeSQL.of(scope)
         if organization_id is None:
-            return bool(counted[: limit + 1].count() <= limit)
-        sql, params = counted.query.sql_with_params()
-        key = (organization_id, limit, sql, tuple(str(p) for p in params))
+            return self._count(scope, limit) <= limit
+        key = (organization_id, limit, scope.sql, tuple(str(p) for p in scope.params))
         now = time.monotonic()
         with self._lock:
             generation = self._generations.get(organization_id, 0)
             cached = self._answers.get(key)
         if cached and cached[1] == generation and now - cached[0] < self.ttl_seconds:
             return cached[2]
-        small = bool(counted[: limit + 1].count() <= limit)
+        small = self._count(scope, limit) <= limit
         with self._lock:
             if len(self._answers) >= self.max_entries:
                 self._answers.clear()
             self._answers[key] = (now, generation, small)
         return small
+
+    @staticmethod
+    def _count(scope: ScopeSQL, limit: int) -> int:
+        # No ORDER BY: the model's ordering would sort the scope.
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM ({scope.sql}) s WHERE s.embedding IS NOT NULL LIMIT %s) c"  # noqa: S608 - the scope's SQL, values as parameters
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*scope.params, limit + 1])
+            return int(cursor.fetchone()[0])
 
     def invalidate(self, organization_id: int) -> None:
         with self._lock:
@@ -71,6 +80,27 @@ def scope_as_sql(scope: QuerySet[Any], *columns: str) -> tuple[str, list[Any]]:
     ORM on every search."""
     sql, params = scope.values(*columns).order_by().query.sql_with_params()
     return sql, list(params)
+
+
+# Every column of the scope a retriever or the features read; unread ones cost nothing, as the
+# subquery is pulled up into the query around it.
+SCOPE_COLUMNS = ("id", "organization_id", "importance", "created_at", "source", "search_vector", "embedding")
+
+
+@dataclass(frozen=True)
+class ScopeSQL:
+    """A search's scope compiled once (scope_as_sql of SCOPE_COLUMNS), for all of its queries:
+    compiling the scope's queryset costs more Python than running most of them costs PostgreSQL."""
+
+    sql: str
+    params: tuple[Any, ...]
+
+    @classmethod
+    def of(cls, scope: QuerySet[Memory] | ScopeSQL) -> ScopeSQL:
+        if isinstance(scope, ScopeSQL):
+            return scope
+        sql, params = scope_as_sql(scope, *SCOPE_COLUMNS)
+        return cls(sql, tuple(params))
 
 
 def quote_lexeme(lexeme: str) -> str:

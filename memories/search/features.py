@@ -23,6 +23,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from memories.models import Memory
+from memories.search.caches import ScopeSQL
 from memories.search.keyword import QueryTerms, bm25_sql
 from memories.search.params import Candidate, Features
 from memories.search.questions import STATES_TIME_PATTERN, QueryTraits
@@ -100,7 +101,7 @@ def _candidate(row: tuple[Any, ...], mass: float) -> Candidate:
     )
 
 
-def _rows(scope: QuerySet[Memory], pool: list[Any], context: QueryContext, neighbors_of: list[Any]) -> list[Any]:
+def _rows(scope: ScopeSQL, pool: list[Any], context: QueryContext, neighbors_of: list[Any]) -> list[Any]:
     """One row per pool memory: its features, then those of the memories just before and after it in
     its session (NULLs when it has none, or is not among ``neighbors_of``)."""
     params = _query_params(context)
@@ -109,13 +110,9 @@ def _rows(scope: QuerySet[Memory], pool: list[Any], context: QueryContext, neigh
         f"{x}.id, {x}.importance, {x}.created_at, " + _features(x) for x in ["m"] + [x for x, _, _ in sides]
     )
     joins = ""
-    if sides:
-        scope_sql, scope_params = (
-            scope.values("id", "organization_id", "source", "created_at").order_by().query.sql_with_params()
-        )
-        for x, op, order in sides:
-            joins += "\n" + _NEIGHBOR.format(scope=scope_sql, op=op, order=order, x=x)
-            params += [*scope_params, neighbors_of]
+    for x, op, order in sides:
+        joins += "\n" + _NEIGHBOR.format(scope=scope.sql, op=op, order=order, x=x)
+        params += [*scope.params, neighbors_of]
     sql = f"{_QUERY} SELECT {columns} FROM q CROSS JOIN memories_memory m {joins} WHERE m.id = ANY(%s::uuid[])"  # noqa: S608 - our SQL and the scope's, values as parameters
     params.append(pool)
     with connection.cursor() as cursor:
@@ -124,7 +121,7 @@ def _rows(scope: QuerySet[Memory], pool: list[Any], context: QueryContext, neigh
 
 
 def candidate_features(
-    scope: QuerySet[Memory], pool: list[Any], context: QueryContext, *, neighbors_of: int
+    scope: QuerySet[Memory] | ScopeSQL, pool: list[Any], context: QueryContext, *, neighbors_of: int
 ) -> list[Candidate]:
     """The pool's memories with their features; and, for the first ``neighbors_of`` of them written in
     a session, the memories written just before and after them there, which join the candidates.
@@ -135,7 +132,7 @@ def candidate_features(
     mass = context.terms.mass or 1.0
     found: dict[Any, Candidate] = {}
     chains: dict[Any, list[Any]] = {}
-    for row in _rows(scope, pool, context, pool[:neighbors_of]):
+    for row in _rows(ScopeSQL.of(scope), pool, context, pool[:neighbors_of]):
         memory, *neighbours = (row[i : i + _WIDTH] for i in range(0, len(row), _WIDTH))
         found[memory[0]] = _candidate(memory, mass)
         chains[memory[0]] = [side[0] for side in neighbours if side[0] is not None]

@@ -19,7 +19,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from memories.models import FULL_TEXT_CONFIG, Memory
-from memories.search.caches import quote_lexeme, scope_as_sql, term_statistics, text_match
+from memories.search.caches import ScopeSQL, quote_lexeme, term_statistics, text_match
 from memories.search.params import Candidate
 
 
@@ -148,7 +148,7 @@ def selecting_lexemes(
 
 
 def keyword_candidates(
-    scope: QuerySet[Memory], terms: QueryTerms, k: int, *, at_least: int = 0
+    scope: QuerySet[Memory] | ScopeSQL, terms: QueryTerms, k: int, *, at_least: int = 0
 ) -> tuple[list[Candidate], float | None]:
     """BM25's best ``k``, and the score floor for scaling when common terms were left out (see above).
 
@@ -158,7 +158,7 @@ def keyword_candidates(
     lexemes, idf, frequencies, total = terms.lexemes, terms.idf, terms.frequencies, terms.total
     if not lexemes:
         return [], None
-    scope_sql, scope_params = scope_as_sql(scope, "id", "importance", "created_at", "search_vector")
+    scope = ScopeSQL.of(scope)
     matches = text_match("s.search_vector", scan=total <= settings.SEARCH_KEYWORD_SCAN_LIMIT)
     bm25, bm25_params = terms.bm25_sql("p")
     columns = f"p.id, p.importance, p.created_at, {bm25}"
@@ -166,8 +166,8 @@ def keyword_candidates(
     def best(selecting: list[str]) -> list[tuple[Any, int, datetime, float]]:
         any_term = " | ".join(quote_lexeme(lx) for lx in selecting)
         pre_rank = max(KEYWORD_PRE_RANK, 3 * k)
-        params = [*bm25_params, *scope_params, any_term]
-        rows = f"SELECT s.id, s.importance, s.created_at, s.search_vector FROM ({scope_sql}) s WHERE {matches}"  # noqa: S608 - our SQL and the scope's, values as parameters
+        params = [*bm25_params, *scope.params, any_term]
+        rows = f"SELECT s.id, s.importance, s.created_at, s.search_vector FROM ({scope.sql}) s WHERE {matches}"  # noqa: S608 - our SQL and the scope's, values as parameters
         if sum(frequencies.get(lx, 0) for lx in selecting) > pre_rank:
             # Many matches: BM25 (a subquery a row) scores only the best by each term's ts_rank
             # (C, length-normalised) weighted by the term's IDF.

@@ -24,6 +24,7 @@ from memories.access import record_access
 from memories.embeddings import EmbeddingError, query_vector
 from memories.fields import vector_text
 from memories.models import Memory
+from memories.search.caches import ScopeSQL
 from memories.search.cursors import Position, comparable, search_cursor, search_position
 from memories.search.features import QueryContext, candidate_features
 from memories.search.keyword import QueryTerms, keyword_candidates
@@ -57,9 +58,8 @@ def memory_search(principal: Principal, params: SearchParams, *, counts_as_read:
         return _browse(principal, params, counts_as_read=counts_as_read)
     scope = _Scope.of(principal, params)
     found = _candidates(scope)
-    ranked, scales = rank(
-        found.retrieved(), params, scope.queryset, scales=scope.position.scales if scope.position else None
-    )
+    carried = scope.position.scales if scope.position else None  # the first page's, on later pages
+    ranked, scales = rank(found.retrieved(), params, scope.sql, scales=carried)
     page, has_more = _page(scope, ranked, fused=found.fused)
     hits = _hydrate(page)
     next_cursor = None
@@ -78,7 +78,7 @@ def memory_search_candidates(principal: Principal, params: SearchParams) -> tupl
     if retrieved.context is None:
         return [*retrieved.vector_hits, *retrieved.keyword_hits], retrieved
     union = {c.pk: c for c in [*retrieved.vector_hits, *retrieved.keyword_hits]}
-    return candidate_features(scope.queryset, list(union), retrieved.context, neighbors_of=len(union)), retrieved
+    return candidate_features(scope.sql, list(union), retrieved.context, neighbors_of=len(union)), retrieved
 
 
 # --- scope ---------------------------------------------------------------------------------------
@@ -90,6 +90,7 @@ class _Scope:
 
     params: SearchParams
     queryset: QuerySet[Memory]
+    sql: ScopeSQL  # the queryset compiled once, for every query of the search
     organization_id: int
     fingerprint: str
     position: Position | None
@@ -99,9 +100,11 @@ class _Scope:
         fingerprint = params.fingerprint()
         check_filters(principal, params.filters)
         visible = memory_visible_queryset(principal, include_deleted=params.filters.include_deleted)
+        queryset = memory_filter(visible, params.filters)
         return cls(
             params=params,
-            queryset=memory_filter(visible, params.filters),
+            queryset=queryset,
+            sql=ScopeSQL.of(queryset),
             organization_id=principal.organization.pk,
             fingerprint=fingerprint,
             position=search_position(params.cursor, fingerprint) if params.cursor else None,
@@ -186,7 +189,7 @@ def _keyword_hits(scope: _Scope, terms: QueryTerms, *, fused: bool) -> tuple[lis
     # Keyword search alone pages through every match: it asks for at least the next page's worth.
     pool = scope.pool(fused=fused)
     at_least = 0 if fused else min(scope.seen + scope.limit + 1, pool)
-    return keyword_candidates(scope.queryset, terms, pool, at_least=at_least)
+    return keyword_candidates(scope.sql, terms, pool, at_least=at_least)
 
 
 def _candidates(scope: _Scope) -> _Found:
@@ -220,7 +223,7 @@ def _candidates(scope: _Scope) -> _Found:
     found.fused = mode == SearchMode.HYBRID
     found.vector = vector_text(vector)
     pool = scope.pool(fused=found.fused)
-    found.vector_hits = vector_candidates(scope.queryset, found.vector, pool, organization_id=scope.organization_id)
+    found.vector_hits = vector_candidates(scope.sql, found.vector, pool, organization_id=scope.organization_id)
     return found
 
 

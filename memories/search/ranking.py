@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from memories.models import Memory
+from memories.search.caches import ScopeSQL
 from memories.search.cursors import Scales
 from memories.search.features import QueryContext, candidate_features
 from memories.search.fusion import boost, fuse
@@ -77,7 +78,7 @@ def pool_size() -> int:
 
 
 def rank(
-    found: Retrieved, params: SearchParams, queryset: QuerySet[Memory], *, scales: Scales | None
+    found: Retrieved, params: SearchParams, scope: QuerySet[Memory] | ScopeSQL, *, scales: Scales | None
 ) -> tuple[list[Candidate], Scales]:
     """The candidates in result order, with their scores; and the scales the first pass used.
 
@@ -99,7 +100,7 @@ def rank(
     )
     size = pool_size()
     pool = [c.pk for c in first[:size]]
-    scored = candidate_features(queryset, pool, found.context, neighbors_of=size // 2 if fusion == Fusion.MODEL else 0)
+    scored = candidate_features(scope, pool, found.context, neighbors_of=size // 2 if fusion == Fusion.MODEL else 0)
     _score(scored, models.hybrid, params, found.terms)
     if fusion == Fusion.MODEL:
         return sorted(scored, key=Candidate.sort_key), used

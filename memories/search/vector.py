@@ -12,14 +12,14 @@ from django.db.models import QuerySet
 
 from memories.fields import vector_text
 from memories.models import Memory
-from memories.search.caches import scope_as_sql, scope_sizes
+from memories.search.caches import ScopeSQL, scope_sizes
 from memories.search.params import Candidate, micros
 
 _ITERATIVE = "set_config('hnsw.iterative_scan', 'relaxed_order', true)"
 
 
 def vector_candidates(
-    scope: QuerySet[Memory],
+    scope: QuerySet[Memory] | ScopeSQL,
     vector: Sequence[float] | str,
     k: int,
     *,
@@ -27,19 +27,18 @@ def vector_candidates(
 ) -> list[Candidate]:
     """The ``k`` memories of the scope nearest to ``vector`` (or to its text, memories.fields.vector_text,
     when the caller needs that text again)."""
-    exact_limit = settings.SEARCH_EXACT_SCAN_LIMIT
-    small = scope_sizes.is_small(organization_id, scope.filter(embedding__isnull=False), exact_limit)
-    scope_sql, scope_params = scope_as_sql(scope, "id", "importance", "created_at", "embedding")
+    scope = ScopeSQL.of(scope)
+    small = scope_sizes.is_small(organization_id, scope, settings.SEARCH_EXACT_SCAN_LIMIT)
     # An exact scan of a small scope is fast and always right; "+ 0" keeps the planner from walking
     # the shared HNSW graph for a handful of rows. Otherwise the graph is scanned until enough rows
     # pass the tenant and filters.
     ordering = "(s.embedding <=> %s::vector) + 0" if small else "s.embedding <=> %s::vector"
     sql = (
-        f"SELECT s.id, s.importance, s.created_at, s.embedding <=> %s::vector FROM ({scope_sql}) s "  # noqa: S608 - our SQL and the scope's, values as parameters
+        f"SELECT s.id, s.importance, s.created_at, s.embedding <=> %s::vector FROM ({scope.sql}) s "  # noqa: S608 - our SQL and the scope's, values as parameters
         f"WHERE s.embedding IS NOT NULL ORDER BY {ordering} LIMIT %s"
     )
     text = vector if isinstance(vector, str) else vector_text(vector)
-    params = [text, *scope_params, text, k]
+    params = [text, *scope.params, text, k]
     if not small:
         # The HNSW settings for this query only: set_config(..., true) lasts until the end of the
         # transaction, and the two statements sent as one run in one (implicit) transaction, in one
