@@ -28,7 +28,7 @@ from memories.fields import vector_text
 from memories.search.caches import documents_holding, quote_lexeme
 from memories.search.fusion import fuse
 from memories.search.keyword import query_lexemes, selecting_lexemes
-from memories.search.params import EPOCH, Candidate, SearchMode, SearchParams
+from memories.search.params import Candidate, SearchMode, SearchParams
 from memory_platform import pagination
 from memory_platform.exceptions import SearchUnavailable, ValidationError
 from organizations.principal import Principal
@@ -233,7 +233,7 @@ def keyword_candidates(
     bm25 = RawSQL(_BM25_SQL, [max(average, 1.0), lexemes, idf], output_field=FloatField())  # noqa: S611
     rows = list(matching.annotate(bm25=bm25).order_by("-bm25", "pk").values_list("pk", "bm25")[:k])
     candidates = [
-        Candidate(pk=pk, importance=1, created_at=EPOCH, keyword=score, keyword_rank=rank)
+        Candidate(pk=pk, importance=1, created=0, keyword=score, keyword_rank=rank)
         for rank, (pk, score) in enumerate(rows, start=1)
     ]
     floor = selection.left_out_score if len(rows) < settings.SEARCH_CANDIDATES else None
@@ -266,7 +266,7 @@ def vector_candidates(scope: QuerySet[CodeChunk], organization_id: int, vector: 
         rows = list(embedded.annotate(distance=distance).order_by(ordering).values_list("pk", "distance")[:k])
     rows.sort(key=lambda row: (row[1], row[0]))  # relaxed_order may return rows slightly out of order
     return [
-        Candidate(pk=pk, importance=1, created_at=EPOCH, similarity=1.0 - distance, vector_rank=rank)
+        Candidate(pk=pk, importance=1, created=0, similarity=1.0 - distance, vector_rank=rank)
         for rank, (pk, distance) in enumerate(rows, start=1)
     ]
 

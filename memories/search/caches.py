@@ -103,6 +103,12 @@ class ScopeSQL:
         return cls(sql, tuple(params))
 
 
+def created_micros(row: str) -> str:
+    """SQL for the memory ``row``'s created_at in whole microseconds since the epoch (params.micros):
+    an integer reads ~50 times faster than psycopg parses a timestamp, on hundreds of candidates."""
+    return f"(extract(epoch FROM {row}.created_at) * 1000000)::int8"
+
+
 def quote_lexeme(lexeme: str) -> str:
     """A lexeme as a tsquery operand."""
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"

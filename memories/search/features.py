@@ -23,7 +23,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from memories.models import Memory
-from memories.search.caches import ScopeSQL
+from memories.search.caches import ScopeSQL, created_micros
 from memories.search.keyword import QueryTerms, bm25_sql
 from memories.search.params import Candidate, Features
 from memories.search.questions import STATES_TIME_PATTERN, QueryTraits
@@ -80,7 +80,7 @@ def _query_params(context: QueryContext) -> list[Any]:
 
 
 def _candidate(row: tuple[Any, ...], mass: float) -> Candidate:
-    pk, importance, created_at, cosine, bm25, states_time, in_span = row
+    pk, importance, created, cosine, bm25, states_time, in_span = row
     similarity = None if cosine is None else float(cosine)
     keyword = float(bm25 or 0.0)
     features = Features(
@@ -94,7 +94,7 @@ def _candidate(row: tuple[Any, ...], mass: float) -> Candidate:
     return Candidate(
         pk=pk,
         importance=importance,
-        created_at=created_at,
+        created=created,
         similarity=similarity,
         keyword=keyword or None,
         features=features,
@@ -107,7 +107,7 @@ def _rows(scope: ScopeSQL, pool: list[Any], context: QueryContext, neighbors_of:
     params = _query_params(context)
     sides = [("b", "<", "DESC"), ("a", ">", "ASC")] if neighbors_of else []
     columns = ", ".join(
-        f"{x}.id, {x}.importance, {x}.created_at, " + _features(x) for x in ["m"] + [x for x, _, _ in sides]
+        f"{x}.id, {x}.importance, {created_micros(x)}, " + _features(x) for x in ["m"] + [x for x, _, _ in sides]
     )
     joins = ""
     for x, op, order in sides:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -19,7 +18,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from memories.models import FULL_TEXT_CONFIG, Memory
-from memories.search.caches import ScopeSQL, quote_lexeme, term_statistics, text_match
+from memories.search.caches import ScopeSQL, created_micros, quote_lexeme, term_statistics, text_match
 from memories.search.params import Candidate
 
 
@@ -161,9 +160,9 @@ def keyword_candidates(
     scope = ScopeSQL.of(scope)
     matches = text_match("s.search_vector", scan=total <= settings.SEARCH_KEYWORD_SCAN_LIMIT)
     bm25, bm25_params = terms.bm25_sql("p")
-    columns = f"p.id, p.importance, p.created_at, {bm25}"
+    ranked = f"SELECT p.id, p.importance, p.created_at, {bm25} AS bm25"
 
-    def best(selecting: list[str]) -> list[tuple[Any, int, datetime, float]]:
+    def best(selecting: list[str]) -> list[tuple[Any, int, int, float]]:
         any_term = " | ".join(quote_lexeme(lx) for lx in selecting)
         pre_rank = max(KEYWORD_PRE_RANK, 3 * k)
         params = [*bm25_params, *scope.params, any_term]
@@ -175,8 +174,13 @@ def keyword_candidates(
             estimate = " + ".join(["0.0"] + [_TERM_RANK] * len(selecting))
             rows += f" ORDER BY {estimate} DESC LIMIT %s"
             params += [value for lx in selecting for value in (weight[lx], quote_lexeme(lx))] + [pre_rank]
-        # The memories' own rows come along, not their ids to look up again.
-        sql = f"SELECT {columns} FROM ({rows}) p ORDER BY 4 DESC, 2 DESC, 3 DESC, 1 LIMIT %s"  # noqa: S608 - as above
+        # The memories' own rows come along, not their ids to look up again; created_at in
+        # microseconds is computed for the best k alone.
+        order = "ORDER BY k.bm25 DESC, k.importance DESC, k.created_at DESC, k.id"
+        sql = (
+            f"SELECT k.id, k.importance, {created_micros('k')}, k.bm25 FROM ("  # noqa: S608 - as above
+            f"{ranked} FROM ({rows}) p ORDER BY 4 DESC, 2 DESC, 3 DESC, 1 LIMIT %s) k {order}"
+        )
         with connection.cursor() as cursor:
             cursor.execute(sql, [*params, k])
             return list(cursor.fetchall())
@@ -187,8 +191,8 @@ def keyword_candidates(
         selection = _KeywordSelection(lexemes)
         rows = best(lexemes)
     candidates = [
-        Candidate(pk=pk, importance=importance, created_at=created_at, keyword=score, keyword_rank=rank)
-        for rank, (pk, importance, created_at, score) in enumerate(rows, start=1)
+        Candidate(pk=pk, importance=importance, created=created, keyword=score, keyword_rank=rank)
+        for rank, (pk, importance, created, score) in enumerate(rows, start=1)
     ]
     # With enough candidates from the rarer terms, the best of them are what scaling looks at anyway.
     floor = selection.left_out_score if len(rows) < settings.SEARCH_CANDIDATES else None

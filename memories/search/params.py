@@ -148,6 +148,11 @@ def micros(moment: datetime) -> int:
     return (moment - EPOCH) // timedelta(microseconds=1)
 
 
+def from_micros(value: int) -> datetime:
+    """The moment ``micros`` gave ``value`` for (in UTC)."""
+    return EPOCH + timedelta(microseconds=value)
+
+
 @dataclass
 class Features:
     """What the ranking model knows of one memory for one query (memories.search.model weighs them).
@@ -170,7 +175,8 @@ class Candidate:
 
     pk: Any
     importance: int
-    created_at: datetime
+    # created_at in whole microseconds (micros): every sort compares it, and the retrievers read it so.
+    created: int
     similarity: float | None = None
     keyword: float | None = None
     vector_rank: int | None = None
@@ -180,5 +186,9 @@ class Candidate:
     # The ranking model's inputs (memories.search.features), when hybrid search computed them.
     features: Features | None = None
 
+    @property
+    def created_at(self) -> datetime:
+        return from_micros(self.created)
+
     def sort_key(self) -> SortKey:
-        return (-self.relevance, -self.importance, -micros(self.created_at), str(self.pk))
+        return (-self.relevance, -self.importance, -self.created, str(self.pk))

@@ -37,6 +37,7 @@ from memories.search.params import (
     SearchPage,
     SearchParams,
     SortKey,
+    micros,
 )
 from memories.search.questions import QueryTraits, query_traits
 from memories.search.ranking import Retrieved, rank
@@ -261,9 +262,7 @@ def _unscored(scope: QuerySet[Memory], *, exclude: list[Any], after: SortKey | N
             | Q(importance=importance, created_at=created_at, pk__gt=pk)
         )
     rows = queryset.order_by("-importance", "-created_at", "pk").values_list("pk", "importance", "created_at")
-    return [
-        Candidate(pk=pk, importance=importance, created_at=created_at) for pk, importance, created_at in rows[:count]
-    ]
+    return [Candidate(pk=pk, importance=importance, created=micros(moment)) for pk, importance, moment in rows[:count]]
 
 
 def _hydrate(page: list[Candidate]) -> list[SearchHit]:

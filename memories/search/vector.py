@@ -12,8 +12,8 @@ from django.db.models import QuerySet
 
 from memories.fields import vector_text
 from memories.models import Memory
-from memories.search.caches import ScopeSQL, scope_sizes
-from memories.search.params import Candidate, micros
+from memories.search.caches import ScopeSQL, created_micros, scope_sizes
+from memories.search.params import Candidate
 
 _ITERATIVE = "set_config('hnsw.iterative_scan', 'relaxed_order', true)"
 
@@ -34,7 +34,7 @@ def vector_candidates(
     # pass the tenant and filters.
     ordering = "(s.embedding <=> %s::vector) + 0" if small else "s.embedding <=> %s::vector"
     sql = (
-        f"SELECT s.id, s.importance, s.created_at, s.embedding <=> %s::vector FROM ({scope.sql}) s "  # noqa: S608 - our SQL and the scope's, values as parameters
+        f"SELECT s.id, s.importance, {created_micros('s')}, s.embedding <=> %s::vector FROM ({scope.sql}) s "  # noqa: S608 - our SQL and the scope's, values as parameters
         f"WHERE s.embedding IS NOT NULL ORDER BY {ordering} LIMIT %s"
     )
     text = vector if isinstance(vector, str) else vector_text(vector)
@@ -54,8 +54,8 @@ def vector_candidates(
         rows = list(cursor.fetchall())
     # relaxed_order may return rows slightly out of order: order them by true distance, and equal
     # distances as the result is ordered, so rank-based fusion keeps the importance/recency contract.
-    rows.sort(key=lambda row: (row[3], -row[1], -micros(row[2]), str(row[0])))
+    rows.sort(key=lambda row: (row[3], -row[1], -row[2], str(row[0])))
     return [
-        Candidate(pk=pk, importance=importance, created_at=created_at, similarity=1.0 - dist, vector_rank=rank)
-        for rank, (pk, importance, created_at, dist) in enumerate(rows, start=1)
+        Candidate(pk=pk, importance=importance, created=created, similarity=1.0 - dist, vector_rank=rank)
+        for rank, (pk, importance, created, dist) in enumerate(rows, start=1)
     ]
