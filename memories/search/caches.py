@@ -109,6 +109,11 @@ def created_micros(row: str) -> str:
     return f"(extract(epoch FROM {row}.created_at) * 1000000)::int8"
 
 
+def in_session(row: str) -> str:
+    """SQL for whether the memory ``row`` was written in a conversation session (memories.search.features)."""
+    return f"({row}.source ->> 'session') IS NOT NULL"
+
+
 def quote_lexeme(lexeme: str) -> str:
     """A lexeme as a tsquery operand."""
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"

@@ -47,9 +47,10 @@ _QUERY = """WITH q AS (SELECT %s::vector AS v, %s::text[] AS lexemes, %s::float8
 
 def _features(x: str) -> str:
     """The features of memory ``x``: cosine similarity, BM25 (as memories.search.keyword computes it),
-    whether it says when, whether it is from the days the query names."""
+    whether it says when, whether it is from the days the query names; after its id, importance and
+    created_at (in microseconds)."""
     return (
-        f"1 - ({x}.embedding <=> q.v), {bm25_sql(x)},"
+        f"{x}.id, {x}.importance, {created_micros(x)}, 1 - ({x}.embedding <=> q.v), {bm25_sql(x)},"
         f" {x}.current_content ~* q.says_when,"
         f" (coalesce({x}.valid_from, {x}.created_at) AT TIME ZONE 'UTC')::date BETWEEN q.first_day AND q.last_day"
     )
@@ -60,8 +61,14 @@ def _features(x: str) -> str:
 _NEIGHBOR = """LEFT JOIN LATERAL (SELECT s.id FROM ({scope}) s
   WHERE m.id = ANY(%s::uuid[]) AND m.source ->> 'session' IS NOT NULL AND s.organization_id = m.organization_id
     AND s.source ->> 'session' = m.source ->> 'session' AND s.created_at {op} m.created_at
-  ORDER BY s.created_at {order}, s.id {order} LIMIT 1) {x}_id ON true
-LEFT JOIN memories_memory {x} ON {x}.id = {x}_id.id"""
+  ORDER BY s.created_at {order}, s.id {order} LIMIT 1) {x} ON true"""
+
+# The pool with each one's neighbours (NULL when it has none or is not among those asked about);
+# the features are then measured once a memory, the pool's and the neighbours' alike.
+_AROUND = """, around AS (SELECT m.id, b.id AS before_id, a.id AS after_id FROM memories_memory m
+{before}
+{after}
+WHERE m.id = ANY(%s::uuid[]))"""
 
 _WIDTH = 7  # id, importance, created_at and the four features
 
@@ -102,48 +109,46 @@ def _candidate(row: tuple[Any, ...], mass: float) -> Candidate:
 
 
 def _rows(scope: ScopeSQL, pool: list[Any], context: QueryContext, neighbors_of: list[Any]) -> list[Any]:
-    """One row per pool memory: its features, then those of the memories just before and after it in
-    its session (NULLs when it has none, or is not among ``neighbors_of``)."""
+    """One row per memory of the pool and per neighbour: its features, then, for a pool memory among
+    ``neighbors_of`` written in a session, the ids of the memories just before and after it there."""
     params = _query_params(context)
-    sides = [("b", "<", "DESC"), ("a", ">", "ASC")] if neighbors_of else []
-    columns = ", ".join(
-        f"{x}.id, {x}.importance, {created_micros(x)}, " + _features(x) for x in ["m"] + [x for x, _, _ in sides]
-    )
-    joins = ""
-    for x, op, order in sides:
-        joins += "\n" + _NEIGHBOR.format(scope=scope.sql, op=op, order=order, x=x)
-        params += [*scope.params, neighbors_of]
-    sql = f"{_QUERY} SELECT {columns} FROM q CROSS JOIN memories_memory m {joins} WHERE m.id = ANY(%s::uuid[])"  # noqa: S608 - our SQL and the scope's, values as parameters
-    params.append(pool)
+    if not neighbors_of:  # no neighbours to find: no lateral joins to plan (they cost more than the rest)
+        pooled = "m.id = ANY(%s::uuid[])"
+        params.append(pool)
+        sql = f"{_QUERY} SELECT {_features('m')}, NULL, NULL FROM q CROSS JOIN memories_memory m WHERE {pooled}"  # noqa: S608 - our SQL, values as parameters
+    else:
+        before = _NEIGHBOR.format(scope=scope.sql, op="<", order="DESC", x="b")
+        after = _NEIGHBOR.format(scope=scope.sql, op=">", order="ASC", x="a")
+        around = _AROUND.format(before=before, after=after)
+        sql = (
+            f"{_QUERY}{around} SELECT {_features('m')}, around.before_id, around.after_id"  # noqa: S608 - our SQL and the scope's, values as parameters
+            " FROM q CROSS JOIN memories_memory m LEFT JOIN around ON around.id = m.id WHERE m.id = ANY(ARRAY("
+            "SELECT id FROM around UNION SELECT before_id FROM around UNION SELECT after_id FROM around))"
+        )
+        params += [*scope.params, neighbors_of, *scope.params, neighbors_of, pool]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return list(cursor.fetchall())
 
 
 def candidate_features(
-    scope: QuerySet[Memory] | ScopeSQL, pool: list[Any], context: QueryContext, *, neighbors_of: int
+    scope: QuerySet[Memory] | ScopeSQL, pool: list[Any], context: QueryContext, *, neighbors_of: list[Any]
 ) -> list[Candidate]:
-    """The pool's memories with their features; and, for the first ``neighbors_of`` of them written in
-    a session, the memories written just before and after them there, which join the candidates.
+    """The pool's memories with their features; and, for those of ``neighbors_of`` written in a
+    session, the memories written just before and after them there, which join the candidates.
 
     A memory's context features take in those of its neighbours that are among these. The pool comes
     from the search's scope, so only the neighbours are looked up through it.
     """
     mass = context.terms.mass or 1.0
     found: dict[Any, Candidate] = {}
-    chains: dict[Any, list[Any]] = {}
-    for row in _rows(ScopeSQL.of(scope), pool, context, pool[:neighbors_of]):
-        memory, *neighbours = (row[i : i + _WIDTH] for i in range(0, len(row), _WIDTH))
-        found[memory[0]] = _candidate(memory, mass)
-        chains[memory[0]] = [side[0] for side in neighbours if side[0] is not None]
-        for side in neighbours:  # a neighbour not in the pool joins the candidates
-            if side[0] is not None and side[0] not in found:
-                found[side[0]] = _candidate(side, mass)
     around: dict[Any, set[Any]] = {}
-    for pk, sides in chains.items():
-        for side in sides:
-            around.setdefault(pk, set()).add(side)
-            around.setdefault(side, set()).add(pk)
+    for row in _rows(ScopeSQL.of(scope), pool, context, neighbors_of):
+        found[row[0]] = _candidate(row[:_WIDTH], mass)
+        for side in row[_WIDTH:]:
+            if side is not None:
+                around.setdefault(row[0], set()).add(side)
+                around.setdefault(side, set()).add(row[0])
     for pk, others in around.items():
         features = found[pk].features
         neighbours = [f for f in (found[other].features for other in others) if f is not None]

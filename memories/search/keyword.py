@@ -18,7 +18,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from memories.models import FULL_TEXT_CONFIG, Memory
-from memories.search.caches import ScopeSQL, created_micros, quote_lexeme, term_statistics, text_match
+from memories.search.caches import ScopeSQL, created_micros, in_session, quote_lexeme, term_statistics, text_match
 from memories.search.params import Candidate
 
 
@@ -160,13 +160,14 @@ def keyword_candidates(
     scope = ScopeSQL.of(scope)
     matches = text_match("s.search_vector", scan=total <= settings.SEARCH_KEYWORD_SCAN_LIMIT)
     bm25, bm25_params = terms.bm25_sql("p")
-    ranked = f"SELECT p.id, p.importance, p.created_at, {bm25} AS bm25"
+    ranked = f"SELECT p.id, p.importance, p.created_at, p.source, {bm25} AS bm25"
 
-    def best(selecting: list[str]) -> list[tuple[Any, int, int, float]]:
+    def best(selecting: list[str]) -> list[tuple[Any, int, int, float, bool]]:
         any_term = " | ".join(quote_lexeme(lx) for lx in selecting)
         pre_rank = max(KEYWORD_PRE_RANK, 3 * k)
         params = [*bm25_params, *scope.params, any_term]
-        rows = f"SELECT s.id, s.importance, s.created_at, s.search_vector FROM ({scope.sql}) s WHERE {matches}"  # noqa: S608 - our SQL and the scope's, values as parameters
+        columns = "s.id, s.importance, s.created_at, s.source, s.search_vector"
+        rows = f"SELECT {columns} FROM ({scope.sql}) s WHERE {matches}"  # noqa: S608 - our SQL and the scope's, values as parameters
         if sum(frequencies.get(lx, 0) for lx in selecting) > pre_rank:
             # Many matches: BM25 (a subquery a row) scores only the best by each term's ts_rank
             # (C, length-normalised) weighted by the term's IDF.
@@ -174,12 +175,12 @@ def keyword_candidates(
             estimate = " + ".join(["0.0"] + [_TERM_RANK] * len(selecting))
             rows += f" ORDER BY {estimate} DESC LIMIT %s"
             params += [value for lx in selecting for value in (weight[lx], quote_lexeme(lx))] + [pre_rank]
-        # The memories' own rows come along, not their ids to look up again; created_at in
-        # microseconds is computed for the best k alone.
+        # The memories' own rows come along, not their ids to look up again; what the candidates
+        # carry besides (created_at in microseconds, the session) is read of the best k alone.
         order = "ORDER BY k.bm25 DESC, k.importance DESC, k.created_at DESC, k.id"
         sql = (
-            f"SELECT k.id, k.importance, {created_micros('k')}, k.bm25 FROM ("  # noqa: S608 - as above
-            f"{ranked} FROM ({rows}) p ORDER BY 4 DESC, 2 DESC, 3 DESC, 1 LIMIT %s) k {order}"
+            f"SELECT k.id, k.importance, {created_micros('k')}, k.bm25, {in_session('k')} FROM ("  # noqa: S608 - as above
+            f"{ranked} FROM ({rows}) p ORDER BY 5 DESC, 2 DESC, 3 DESC, 1 LIMIT %s) k {order}"
         )
         with connection.cursor() as cursor:
             cursor.execute(sql, [*params, k])
@@ -191,8 +192,15 @@ def keyword_candidates(
         selection = _KeywordSelection(lexemes)
         rows = best(lexemes)
     candidates = [
-        Candidate(pk=pk, importance=importance, created=created, keyword=score, keyword_rank=rank)
-        for rank, (pk, importance, created, score) in enumerate(rows, start=1)
+        Candidate(
+            pk=pk,
+            importance=importance,
+            created=created,
+            keyword=score,
+            keyword_rank=rank,
+            in_session=session,
+        )
+        for rank, (pk, importance, created, score, session) in enumerate(rows, start=1)
     ]
     # With enough candidates from the rarer terms, the best of them are what scaling looks at anyway.
     floor = selection.left_out_score if len(rows) < settings.SEARCH_CANDIDATES else None

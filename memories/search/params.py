@@ -185,6 +185,8 @@ class Candidate:
     score: float = 0.0
     # The ranking model's inputs (memories.search.features), when hybrid search computed them.
     features: Features | None = None
+    # Written in a conversation session (source.session): its neighbours there join the features.
+    in_session: bool = False
 
     @property
     def created_at(self) -> datetime:

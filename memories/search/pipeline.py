@@ -79,7 +79,8 @@ def memory_search_candidates(principal: Principal, params: SearchParams) -> tupl
     if retrieved.context is None:
         return [*retrieved.vector_hits, *retrieved.keyword_hits], retrieved
     union = {c.pk: c for c in [*retrieved.vector_hits, *retrieved.keyword_hits]}
-    return candidate_features(scope.sql, list(union), retrieved.context, neighbors_of=len(union)), retrieved
+    in_sessions = [pk for pk, candidate in union.items() if candidate.in_session]
+    return candidate_features(scope.sql, list(union), retrieved.context, neighbors_of=in_sessions), retrieved
 
 
 # --- scope ---------------------------------------------------------------------------------------

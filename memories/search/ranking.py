@@ -100,7 +100,9 @@ def rank(
     )
     size = pool_size()
     pool = [c.pk for c in first[:size]]
-    scored = candidate_features(scope, pool, found.context, neighbors_of=size // 2 if fusion == Fusion.MODEL else 0)
+    # The model reads the session context of the best half: those of them written in a session.
+    in_sessions = [c.pk for c in first[: size // 2] if c.in_session] if fusion == Fusion.MODEL else []
+    scored = candidate_features(scope, pool, found.context, neighbors_of=in_sessions)
     _score(scored, models.hybrid, params, found.terms)
     if fusion == Fusion.MODEL:
         return sorted(scored, key=Candidate.sort_key), used

@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 
 from memories.fields import vector_text
 from memories.models import Memory
-from memories.search.caches import ScopeSQL, created_micros, scope_sizes
+from memories.search.caches import ScopeSQL, created_micros, in_session, scope_sizes
 from memories.search.params import Candidate
 
 _ITERATIVE = "set_config('hnsw.iterative_scan', 'relaxed_order', true)"
@@ -34,8 +34,8 @@ def vector_candidates(
     # pass the tenant and filters.
     ordering = "(s.embedding <=> %s::vector) + 0" if small else "s.embedding <=> %s::vector"
     sql = (
-        f"SELECT s.id, s.importance, {created_micros('s')}, s.embedding <=> %s::vector FROM ({scope.sql}) s "  # noqa: S608 - our SQL and the scope's, values as parameters
-        f"WHERE s.embedding IS NOT NULL ORDER BY {ordering} LIMIT %s"
+        f"SELECT s.id, s.importance, {created_micros('s')}, s.embedding <=> %s::vector, {in_session('s')} "  # noqa: S608 - our SQL and the scope's, values as parameters
+        f"FROM ({scope.sql}) s WHERE s.embedding IS NOT NULL ORDER BY {ordering} LIMIT %s"
     )
     text = vector if isinstance(vector, str) else vector_text(vector)
     params = [text, *scope.params, text, k]
@@ -56,6 +56,13 @@ def vector_candidates(
     # distances as the result is ordered, so rank-based fusion keeps the importance/recency contract.
     rows.sort(key=lambda row: (row[3], -row[1], -row[2], str(row[0])))
     return [
-        Candidate(pk=pk, importance=importance, created=created, similarity=1.0 - dist, vector_rank=rank)
-        for rank, (pk, importance, created, dist) in enumerate(rows, start=1)
+        Candidate(
+            pk=pk,
+            importance=importance,
+            created=created,
+            similarity=1.0 - dist,
+            vector_rank=rank,
+            in_session=session,
+        )
+        for rank, (pk, importance, created, dist, session) in enumerate(rows, start=1)
     ]

@@ -50,7 +50,7 @@ def test_scanning_finds_what_the_index_finds(acme: Tenant, settings: Any, query:
     assert scanned[1], "the query matches"
     assert not any("''::tsvector" in sql for sql in indexed[2])
     holding = [sql for sql in scanned[2] if "count(*)" in sql and "to_tsquery" in sql]
-    retrieving = [sql for sql in scanned[2] if "ORDER BY 4 DESC" in sql]
+    retrieving = [sql for sql in scanned[2] if "s.search_vector" in sql and "count(*)" not in sql]
     assert holding and retrieving
     assert all("coalesce(search_vector, ''::tsvector) @@" in sql for sql in holding)
     assert all("coalesce(s.search_vector, ''::tsvector) @@" in sql for sql in retrieving)
