@@ -27,6 +27,7 @@ from memories.models import Memory
 from memories.search.caches import ScopeSQL
 from memories.search.cursors import Position, comparable, search_cursor, search_position
 from memories.search.features import QueryContext, candidate_features
+from memories.search.hits import hit_memories
 from memories.search.keyword import QueryTerms, keyword_candidates
 from memories.search.params import (
     EPOCH,
@@ -45,8 +46,6 @@ from memories.search.vector import vector_candidates
 from memories.selectors import check_filters, memory_filter, memory_page, memory_visible_queryset
 from memory_platform.exceptions import SearchUnavailable
 from organizations.principal import Principal
-
-HIT_DEFERRED_FIELDS = ("embedding", "search_vector")
 
 
 def memory_search(principal: Principal, params: SearchParams, *, counts_as_read: bool = True) -> SearchPage:
@@ -267,12 +266,7 @@ def _unscored(scope: QuerySet[Memory], *, exclude: list[Any], after: SortKey | N
 
 
 def _hydrate(page: list[Candidate]) -> list[SearchHit]:
-    # Not the vector and the tsvector: no interface shows them, and parsing 384 floats a hit costs.
-    memories = (
-        Memory.objects.select_related("organization", "repository", "owner")
-        .defer(*HIT_DEFERRED_FIELDS)
-        .in_bulk([c.pk for c in page])
-    )
+    memories = hit_memories([c.pk for c in page])
     return [
         SearchHit(
             memory=memories[c.pk],

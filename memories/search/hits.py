@@ -1,0 +1,60 @@
+"""A search page's memories, loaded in one query written once.
+
+Every column of the memory but the vector and the tsvector (no interface shows them, and parsing
+384 floats a hit costs), and of its organization, repository and owner what the interfaces read:
+the slugs and the username (any other of their fields loads when read). The ORM's select_related
+of the three cost more Python to compile on every search than the rest of the page, and
+PostgreSQL more to plan its joins than to run them; scalar subqueries plan at once.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from django.db import connection
+
+from memories.models import Memory
+from organizations.models import Organization, Repository, User
+
+HIT_DEFERRED_FIELDS = ("embedding", "search_vector")
+
+# The related rows' columns, each read by a subquery: (the model, the memory's key, the column).
+_RELATED = {
+    "hit_organization_slug": (Organization, "organization_id", "slug"),
+    "hit_repository_slug": (Repository, "repository_id", "slug"),
+    "hit_owner_username": (User, "owner_id", "username"),
+}
+
+
+@functools.cache
+def _hits_sql() -> str:
+    quote = connection.ops.quote_name
+    columns = [
+        f"m.{quote(field.column)}" for field in Memory._meta.concrete_fields if field.name not in HIT_DEFERRED_FIELDS
+    ]
+    for name, (model, key, column) in _RELATED.items():
+        table = quote(model._meta.db_table)
+        columns.append(f"(SELECT r.{quote(column)} FROM {table} r WHERE r.id = m.{key}) AS {name}")  # noqa: S608 - names
+    return f"SELECT {', '.join(columns)} FROM {quote(Memory._meta.db_table)} m WHERE m.id = ANY(%s::uuid[])"  # noqa: S608 - names, values as parameters
+
+
+def hit_memories(pks: list[Any]) -> dict[Any, Memory]:
+    """The memories of ``pks`` by pk, with their organization, repository and owner (when set)."""
+    loaded: dict[tuple[type[Any], Any], Any] = {}
+
+    def related(model: type[Any], pk: Any, column: str, value: Any) -> Any:
+        # One instance per row: the page's memories share their organization, as they would its row.
+        if (model, pk) not in loaded:
+            loaded[model, pk] = model.from_db(connection.alias, ["id", column], [pk, value])
+        return loaded[model, pk]
+
+    memories: dict[Any, Memory] = {}
+    for memory in Memory.objects.raw(_hits_sql(), [pks]):
+        for name, (model, key, column) in _RELATED.items():
+            value = memory.__dict__.pop(name)
+            pk = getattr(memory, key)
+            if pk is not None:
+                setattr(memory, key.removesuffix("_id"), related(model, pk, column, value))
+        memories[memory.pk] = memory
+    return memories
