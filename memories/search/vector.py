@@ -42,7 +42,8 @@ def vector_candidates(
     if not small:
         # The HNSW settings for this query only: set_config(..., true) lasts until the end of the
         # transaction, and the two statements sent as one run in one (implicit) transaction, in one
-        # round trip instead of BEGIN, SET, SELECT and COMMIT.
+        # round trip instead of BEGIN, SET, SELECT and COMMIT. (Django's psycopg cursor binds the
+        # parameters itself and sends the text by the simple protocol, which takes several statements.)
         sql = f"SELECT {_ITERATIVE}, set_config('hnsw.ef_search', %s, true); {sql}"
         params = [str(max(settings.SEARCH_HNSW_EF_SEARCH, k)), *params]
     # Inside a transaction of the caller's, a savepoint keeps a failure here from failing it, as before.
