@@ -23,6 +23,9 @@ from typing import IO
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
+sys.path.insert(0, str(ROOT))
+
+from memory_platform import web  # noqa: E402 - the project is importable once ROOT is on the path
 
 # Run by `manage.py shell`: memories and facts first, as they PROTECT the repositories the
 # organization's cascade deletes; everything else (tokens, links, entities, audit) cascades.
@@ -70,19 +73,7 @@ def live_server(*, env: dict[str, str] | None = None, log: IO[str] | None = None
     """The platform (its web server, no worker) on a free loopback port: yields its base URL, then stops it."""
     port = free_port()
     server = subprocess.Popen(
-        [
-            PYTHON,
-            "-m",
-            "granian",
-            "--interface",
-            "wsgi",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--no-ws",
-            "memory_platform.wsgi:application",
-        ],
+        web.command("127.0.0.1", port),
         cwd=ROOT,
         stdout=log if log is not None else subprocess.DEVNULL,
         stderr=subprocess.STDOUT if log is not None else subprocess.DEVNULL,
