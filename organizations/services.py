@@ -7,19 +7,31 @@ calls it as the one authentication step.
 
 from __future__ import annotations
 
+import hmac
+import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from memory_platform.exceptions import AuthenticationFailed, Conflict, NotFound, ValidationError
 from organizations import selectors
 from organizations.audit import audit_record
-from organizations.models import ApiToken, Membership, Organization, Repository, Role, User, slug_validator
+from organizations.models import (
+    ApiToken,
+    Membership,
+    Organization,
+    Repository,
+    Role,
+    User,
+    hash_token_secret,
+    slug_validator,
+)
 from organizations.principal import Principal
 
 
@@ -281,13 +293,85 @@ def token_revoke(*, principal: Principal, prefix: str, reason: str = "") -> ApiT
     return token
 
 
+class _RecentPrincipals:
+    """The principals this process built for tokens, used again while their token's state is unchanged.
+
+    Authenticating a token through the ORM (the token, its organization and user as model
+    instances, then the membership of a personal token) costs about 0.7 ms of CPU, of the 5-20
+    a request costs. Every request still reads its token's state (role, revocation, expiry, its
+    user's standing and membership, the names a principal shows) in one small query, so a revoked
+    token, a deactivated user or a removed member is refused at once by every process; only when
+    that state matches what the principal was built from is the principal used again.
+    """
+
+    MAX_ENTRIES = 10_000
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[tuple[Any, ...], Principal]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str, state: tuple[Any, ...]) -> Principal | None:
+        entry = self._entries.get(key)
+        if entry is None or entry[0] != state:
+            return None
+        return entry[1]
+
+    def put(self, key: str, state: tuple[Any, ...], principal: Principal) -> None:
+        with self._lock:
+            if key not in self._entries and len(self._entries) >= self.MAX_ENTRIES:
+                self._entries.pop(next(iter(self._entries)), None)  # the oldest
+            self._entries[key] = (state, principal)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+recent_principals = _RecentPrincipals()
+
+# What a principal is built from, read on every request (see _RecentPrincipals).
+_TOKEN_STATE_SQL = """
+SELECT t.secret_hash, t.id, t.role, t.revoked_at, t.expires_at, o.slug, o.name,
+       u.id, u.username, u.is_active, u.is_superuser,
+       EXISTS (SELECT 1 FROM organizations_membership m
+               WHERE m.user_id = t.user_id AND m.organization_id = t.organization_id)
+FROM organizations_apitoken t
+JOIN organizations_organization o ON o.id = t.organization_id
+LEFT JOIN organizations_user u ON u.id = t.user_id
+WHERE t.prefix = %s
+"""  # noqa: S105 - SQL, not a password
+
+
 def principal_for_token(raw_token: str) -> Principal:
     """Authenticate a bearer token. Every failure says what is wrong without saying what exists."""
-    prefix = ApiToken.split(raw_token.strip())
+    raw_token = raw_token.strip()
+    prefix = ApiToken.split(raw_token)
     if prefix is None:
         raise AuthenticationFailed("malformed token: expected 'mp_<prefix>_<secret>' as the Bearer credential")
+    with connection.cursor() as cursor:
+        cursor.execute(_TOKEN_STATE_SQL, [prefix])
+        row = cursor.fetchone()
+    key = hash_token_secret(raw_token)
+    state = tuple(row[1:]) if row is not None and hmac.compare_digest(row[0], key) else None
+    principal = recent_principals.get(key, state) if state is not None else None
+    if principal is None or not _usable(principal):
+        principal = _authenticate(prefix, raw_token)
+        if state is not None:
+            recent_principals.put(key, state, principal)
+    if principal.token is not None:
+        _touch_token(principal.token)
+    return principal
+
+
+def _usable(principal: Principal) -> bool:
+    """A remembered principal whose token has not expired since (the state holds the expiry, not the time)."""
+    token = principal.token
+    return token is not None and (token.expires_at is None or token.expires_at > timezone.now())
+
+
+def _authenticate(prefix: str, raw_token: str) -> Principal:
     token = ApiToken.objects.select_related("organization", "user").filter(prefix=prefix).first()
-    if token is None or not token.matches(raw_token.strip()):
+    if token is None or not token.matches(raw_token):
         raise AuthenticationFailed("invalid token")
     if token.revoked_at is not None:
         raise AuthenticationFailed("this token has been revoked; ask an organization admin for a new one")
@@ -296,7 +380,6 @@ def principal_for_token(raw_token: str) -> Principal:
     user = token.user
     if user is not None:
         _check_token_user(token, user)
-    _touch_token(token)
     return Principal(
         organization=token.organization,
         role=token.role,
