@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -217,20 +218,53 @@ class TermStatistics:
             self._df.clear()
 
 
+class CompiledScopes:
+    """Search scopes compiled to SQL, remembered per process by what they are compiled from.
+
+    A scope's SQL is a pure function of who is searching (organization, user) and the filters
+    asked for: building the queryset and compiling it cost ~0.9 ms of CPU a search, of about 7.
+    The SQL holds no moment of its own (validity is checked against statement_timestamp()), and
+    the values it binds are the key's, so an entry never goes stale; the oldest is dropped when full.
+    """
+
+    max_entries = 4096
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._compiled: dict[Hashable, ScopeSQL] = {}
+
+    def get(self, key: Hashable, compile_: Callable[[], QuerySet[Memory]]) -> ScopeSQL:
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = ScopeSQL.of(compile_())
+            with self._lock:
+                if len(self._compiled) >= self.max_entries:
+                    self._compiled.pop(next(iter(self._compiled)), None)
+                self._compiled[key] = compiled
+        return compiled
+
+    def clear(self) -> None:
+        with self._lock:
+            self._compiled.clear()
+
+
 class SearchCaches:
     def __init__(self) -> None:
         self.scope_sizes = ScopeSizes()
         self.term_statistics = TermStatistics()
+        self.compiled_scopes = CompiledScopes()
 
     def reset(self) -> None:
         """Forget every cached answer and write out the access tally: a fresh process, as far as search sees."""
         self.term_statistics.clear()
         self.scope_sizes.clear()
+        self.compiled_scopes.clear()
         flush_access()
 
 
 search_caches = SearchCaches()
 scope_sizes = search_caches.scope_sizes
+compiled_scopes = search_caches.compiled_scopes
 term_statistics = search_caches.term_statistics
 
 

@@ -24,7 +24,7 @@ from memories.access import record_access
 from memories.embeddings import EmbeddingError, query_vector
 from memories.fields import vector_text
 from memories.models import Memory
-from memories.search.caches import ScopeSQL
+from memories.search.caches import ScopeSQL, compiled_scopes
 from memories.search.cursors import Position, comparable, search_cursor, search_position
 from memories.search.features import QueryContext, candidate_features
 from memories.search.hits import hit_memories
@@ -90,7 +90,7 @@ class _Scope:
     """What one search runs over: the visible, filtered memories, and where the last page ended."""
 
     params: SearchParams
-    queryset: QuerySet[Memory]
+    principal: Principal
     sql: ScopeSQL  # the queryset compiled once, for every query of the search
     organization_id: int
     fingerprint: str
@@ -100,16 +100,21 @@ class _Scope:
     def of(cls, principal: Principal, params: SearchParams) -> _Scope:
         fingerprint = params.fingerprint()
         check_filters(principal, params.filters)
-        visible = memory_visible_queryset(principal, include_deleted=params.filters.include_deleted)
-        queryset = memory_filter(visible, params.filters)
+        # What the scope's SQL is compiled from (memory_visible_queryset, memory_filter), and no more.
+        user = principal.user.pk if principal.user is not None else None
+        key = (principal.organization.pk, user, repr(params.filters))
         return cls(
             params=params,
-            queryset=queryset,
-            sql=ScopeSQL.of(queryset),
+            principal=principal,
+            sql=compiled_scopes.get(key, lambda: _scope_queryset(principal, params)),
             organization_id=principal.organization.pk,
             fingerprint=fingerprint,
             position=search_position(params.cursor, fingerprint) if params.cursor else None,
         )
+
+    @property
+    def queryset(self) -> QuerySet[Memory]:
+        return _scope_queryset(self.principal, self.params)
 
     @property
     def seen(self) -> int:
@@ -131,6 +136,11 @@ class _Scope:
         from _unscored; a single retriever ranks all it finds, so its pool grows page by page.
         """
         return pool_size(self.params.limit, 0 if fused else self.seen)
+
+
+def _scope_queryset(principal: Principal, params: SearchParams) -> QuerySet[Memory]:
+    visible = memory_visible_queryset(principal, include_deleted=params.filters.include_deleted)
+    return memory_filter(visible, params.filters)
 
 
 def pool_size(limit: int | None, seen: int = 0) -> int:
