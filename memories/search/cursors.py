@@ -27,7 +27,7 @@ class Position:
 
 def comparable(key: SortKey) -> SortKey:
     # Round the relevance so a key survives its JSON round trip unchanged (and -0.0 is 0.0).
-    return (round(key[0], 12) + 0.0, key[1], key[2], key[3])
+    return (round(key[0], 12) + 0.0, key[1], key[2], str(key[3]))
 
 
 def _is_number(value: Any) -> bool:

@@ -193,4 +193,6 @@ class Candidate:
         return from_micros(self.created)
 
     def sort_key(self) -> SortKey:
-        return (-self.relevance, -self.importance, -self.created, str(self.pk))
+        # The pk itself, not its text: a UUID orders as its text does (fixed-width lowercase hex),
+        # and hundreds of candidates a search each turned theirs into text several times.
+        return (-self.relevance, -self.importance, -self.created, self.pk)

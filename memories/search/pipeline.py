@@ -248,7 +248,7 @@ def _page(scope: _Scope, ranked: list[Candidate], *, fused: bool) -> tuple[list[
         ranked = [c for c in ranked if c.score >= scope.floor]
     fused = fused and scope.floor <= 0  # only with no floor does the unscored tail follow
     if fused:
-        ranked = [c for c in ranked if comparable(c.sort_key())[0] < 0]  # relevance above 0
+        ranked = [c for c in ranked if round(-c.relevance, 12) < 0]  # relevance above 0, as comparable() rounds it
     scored = [c.pk for c in ranked]
     after = scope.position.key if scope.position else None
     if after is not None:

@@ -55,7 +55,7 @@ def vector_candidates(
         rows = list(cursor.fetchall())
     # relaxed_order may return rows slightly out of order: order them by true distance, and equal
     # distances as the result is ordered, so rank-based fusion keeps the importance/recency contract.
-    rows.sort(key=lambda row: (row[3], -row[1], -row[2], str(row[0])))
+    rows.sort(key=lambda row: (row[3], -row[1], -row[2], row[0]))  # a UUID orders as its text does
     return [
         Candidate(
             pk=pk,
