@@ -26,7 +26,7 @@ def _build() -> EmbeddingProvider:
     if kind == "local":
         from memories.embeddings.local import LocalMiniLMProvider
 
-        return LocalMiniLMProvider(threads=settings.EMBEDDING_THREADS)
+        return LocalMiniLMProvider(threads=settings.EMBEDDING_THREADS, int8=settings.EMBEDDING_INT8)
     if kind == "openai":
         from memories.embeddings.http import OpenAICompatibleProvider
 
