@@ -8,8 +8,9 @@ measures the server's CPU time per request (from /proc, the server and its child
 requests/s, p50/p95/p99 per operation and transport, errors, the generator's own CPU, and CPU ms
 per request type.
 
-Either against a server started here, on a throwaway database seeded with ``--memories`` synthetic
-memories (``manage.py serve``, as ``make run`` starts it: its web processes and its worker):
+Either against a server started here (``manage.py serve``, as ``make run`` starts it: its web
+processes and its worker) on a fresh copy of a database seeded with ``--memories`` synthetic
+memories, so that runs compare (``--keep`` keeps the seeded one for the next run):
 
     python bench/load.py --memories 10000 --clients 16 --seconds 60 --json bench/results/load.json
 
@@ -298,7 +299,20 @@ def _report(tally: Tally, wall: float) -> dict[str, Any]:
     }
 
 
+def _settle(server_pid: int, *, idle: float = 0.1, seconds: float = 300) -> float:
+    """Wait until the server and the database use less than ``idle`` of a core over two seconds in a
+    row (a worker that just started sweeps every organization once), up to ``seconds``; the wait."""
+    started = time.monotonic()
+    quiet = 0
+    while time.monotonic() - started < seconds and quiet < 2:
+        before = _server_cpu_seconds(server_pid) + _postgres_cpu_seconds()
+        time.sleep(1)
+        quiet = quiet + 1 if _server_cpu_seconds(server_pid) + _postgres_cpu_seconds() - before < idle else 0
+    return time.monotonic() - started
+
+
 def measure(target: Target, server_pid: int | None, args: argparse.Namespace) -> dict[str, Any]:
+    settled = _settle(server_pid) if server_pid else 0.0
     # Warm up: the model, the pools, the caches.
     _run(target, args.clients, 5, 50 * args.clients)
     own_before = resource.getrusage(resource.RUSAGE_SELF)
@@ -306,7 +320,7 @@ def measure(target: Target, server_pid: int | None, args: argparse.Namespace) ->
     db_before = _postgres_cpu_seconds()
     tally, wall = _run(target, args.clients, args.seconds, args.max_requests)
     own_after = resource.getrusage(resource.RUSAGE_SELF)
-    result = {"mixed": _report(tally, wall)}
+    result: dict[str, Any] = {"mixed": _report(tally, wall), "settled_seconds": round(settled, 1)}
     generator = (own_after.ru_utime + own_after.ru_stime) - (own_before.ru_utime + own_before.ru_stime)
     result["mixed"]["load_generator_cpu_share"] = round(generator / wall, 2)
     if cpu_before is not None and server_pid:
@@ -359,10 +373,10 @@ def _seed(memories: int) -> tuple[str, Workload]:
     return token, work
 
 
-def _serve(port: int, args: argparse.Namespace, log: Path) -> subprocess.Popen[bytes]:
+def _serve(port: int, url: str, args: argparse.Namespace, log: Path) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
-        "DATABASE_URL": database_url(),
+        "DATABASE_URL": url,
         # Measured without the per-token rate limit (a real deployment keeps one).
         "API_THROTTLE_RATE": "",
         "CELERY_BROKER_DIR": str(log.parent / "broker"),
@@ -386,12 +400,34 @@ def _wait_ready(base: str, server: subprocess.Popen[bytes], log: Path) -> None:
     raise SystemExit(f"the server did not answer /healthz:\n{log.read_text()[-3000:]}")
 
 
+RUN_DATABASE = "bench_load_run"
+
+
+def _run_database(*, drop_only: bool = False) -> str:
+    """A copy of the seeded database for one run (its URL): every run starts from the same rows,
+    however many an earlier run wrote (writes grow the large tenant by thousands a minute)."""
+    import psycopg
+    from django.db import connection
+
+    seeded, url = connection.settings_dict["NAME"], database_url()
+    close_pool = getattr(connection, "close_pool", None)
+    connection.close()
+    if close_pool is not None:
+        close_pool()
+    with psycopg.connect(url.replace(f"/{seeded}?", "/postgres?"), autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{RUN_DATABASE}" WITH (FORCE)')
+        if not drop_only:
+            admin.execute(f'CREATE DATABASE "{RUN_DATABASE}" TEMPLATE "{seeded}"')
+    return url.replace(f"/{seeded}?", f"/{RUN_DATABASE}?")
+
+
 def _with_own_server(args: argparse.Namespace) -> dict[str, Any]:
     token, work = _seed(args.memories)
+    url = _run_database()
     port = free_port()
     log = Path(args.log_dir) / "load-server.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    server = _serve(port, args, log)
+    server = _serve(port, url, args, log)
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_ready(base, server, log)
@@ -399,6 +435,7 @@ def _with_own_server(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         server.terminate()
         server.wait(timeout=60)
+        _run_database(drop_only=True)
 
 
 def _against(args: argparse.Namespace) -> dict[str, Any]:
@@ -430,7 +467,9 @@ def main() -> None:
     parser.add_argument("--max-requests", type=int, default=100_000, help="Stop the mixed phase after this many.")
     parser.add_argument("--cpu-seconds", type=float, default=10, help="Length of each CPU-per-type phase.")
     parser.add_argument(
-        "--keep", action="store_true", help="Keep the seeded database (bench_load) and reuse it next time."
+        "--keep",
+        action="store_true",
+        help="Keep the seeded database (bench_load) and reuse it next time; each run works on a copy of it.",
     )
     parser.add_argument("--log-dir", default=str(REPO / "var" / "bench"))
     parser.add_argument("--json", dest="json_out", default=None)
