@@ -260,7 +260,9 @@ EMBEDDING_QUERY_CACHE_SIZE = env_int("EMBEDDING_QUERY_CACHE_SIZE", 4096)
 SEARCH_FUSION = env_str("SEARCH_FUSION", "model")
 SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 1.0)
 SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.5)
-SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 100)
+# 50 (at least 5 x the page): LoCoMo R@10 0.758 and MRR 0.557, against 0.756 and 0.557 with 100, for
+# a search that costs 11% less CPU (the ranking model scores the best 30 of them either way).
+SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 50)
 # An exact scan reads every vector of the scope (~3.4 us a row): at 6.5k rows 22 ms against 5-9 ms
 # through HNSW, whose top 10 then held 99.7% of the exact top 10 (and 97% of the top 100). Around
 # 2k rows both cost the same, and below that the exact answer is free.
