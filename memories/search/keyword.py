@@ -112,7 +112,9 @@ KEYWORD_SCORED_ROWS = 600
 RARE_TERM_SHARE = 0.01
 # When the selecting terms still match more memories than this (or 3x the candidates wanted),
 # ts_rank picks that many first and BM25 ranks them: a rare term can match over a thousand.
-KEYWORD_PRE_RANK = 300
+# 150 rather than 300: LoCoMo R@10 0.757 against 0.758, MRR 0.557 for both, and the keyword
+# query of a 6.5k-memory organization 1.46 ms against 2.0.
+KEYWORD_PRE_RANK = 150
 # One selecting term's part of that pre-rank: its IDF times its ts_rank in the memory.
 _TERM_RANK = "%s * ts_rank(s.search_vector, to_tsquery('simple', %s), 1)"
 
