@@ -28,19 +28,32 @@ _RELATED = {
 
 
 @functools.cache
-def _hits_sql() -> str:
+def _hits_query() -> tuple[str, list[str], list[tuple[int, list[Any], Any]]]:
+    """The query, the memory's fields it reads (attnames, in column order), and the converters of
+    the columns that have any: (index, converters, expression), as the ORM would apply them."""
     quote = connection.ops.quote_name
-    columns = [
-        f"m.{quote(field.column)}" for field in Memory._meta.concrete_fields if field.name not in HIT_DEFERRED_FIELDS
-    ]
+    fields = [field for field in Memory._meta.concrete_fields if field.name not in HIT_DEFERRED_FIELDS]
+    columns = [f"m.{quote(field.column)}" for field in fields]
     for name, (model, key, column) in _RELATED.items():
         table = quote(model._meta.db_table)
         columns.append(f"(SELECT r.{quote(column)} FROM {table} r WHERE r.id = m.{key}) AS {name}")  # noqa: S608 - names
-    return f"SELECT {', '.join(columns)} FROM {quote(Memory._meta.db_table)} m WHERE m.id = ANY(%s::uuid[])"  # noqa: S608 - names, values as parameters
+    sql = f"SELECT {', '.join(columns)} FROM {quote(Memory._meta.db_table)} m WHERE m.id = ANY(%s::uuid[])"  # noqa: S608 - names, values as parameters
+    converters = []
+    for index, field in enumerate(fields):
+        expression = field.get_col(Memory._meta.db_table)
+        found = connection.ops.get_db_converters(expression) + expression.get_db_converters(connection)
+        if found:
+            converters.append((index, found, expression))
+    return sql, [field.attname for field in fields], converters
 
 
 def hit_memories(pks: list[Any]) -> dict[Any, Memory]:
-    """The memories of ``pks`` by pk, with their organization, repository and owner (when set)."""
+    """The memories of ``pks`` by pk, with their organization, repository and owner (when set).
+
+    Read with a plain cursor and built with Model.from_db, as a raw queryset would, without its
+    per-query column matching and per-row lookups (a third of the hydration's CPU)."""
+    sql, names, converters = _hits_query()
+    width = len(names)
     loaded: dict[tuple[type[Any], Any], Any] = {}
 
     def related(model: type[Any], pk: Any, column: str, value: Any) -> Any:
@@ -49,10 +62,17 @@ def hit_memories(pks: list[Any]) -> dict[Any, Memory]:
             loaded[model, pk] = model.from_db(connection.alias, ["id", column], [pk, value])
         return loaded[model, pk]
 
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [pks])
+        rows = cursor.fetchall()
     memories: dict[Any, Memory] = {}
-    for memory in Memory.objects.raw(_hits_sql(), [pks]):
-        for name, (model, key, column) in _RELATED.items():
-            value = memory.__dict__.pop(name)
+    for row in rows:
+        values = list(row[:width])
+        for index, functions, expression in converters:
+            for function in functions:
+                values[index] = function(values[index], expression, connection)
+        memory = Memory.from_db(connection.alias, names, values)
+        for (model, key, column), value in zip(_RELATED.values(), row[width:], strict=True):
             pk = getattr(memory, key)
             if pk is not None:
                 setattr(memory, key.removesuffix("_id"), related(model, pk, column, value))
