@@ -88,6 +88,7 @@ from rest_api.serializers.memories import (
     SearchSerializer,
     TagsField,
     VersionSerializer,
+    memory_representation,
 )
 from rest_api.serializers.organization import (
     IssuedTokenSerializer,
@@ -180,4 +181,5 @@ __all__ = [
     "TripleQuerySerializer",
     "TripleSerializer",
     "VersionSerializer",
+    "memory_representation",
 ]
