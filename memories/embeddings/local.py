@@ -191,15 +191,20 @@ class LocalMiniLMProvider(EmbeddingProvider):
             logger.info("embedding model %s ready in %.2fs", MODEL_NAME, time.perf_counter() - started)
 
     def _files(self) -> tuple[Path, Path]:
-        """The model to run (the int8 one, made on first use) and the tokenizer."""
-        model, tokenizer = model_files()
-        if self._int8:
-            if self._model_path is None:
-                from django.conf import settings
+        """The model to run (the int8 one, made on first use) and the tokenizer.
 
+        When the int8 model cannot be made (a read-only data directory, a full disk), the float
+        model runs instead, with a warning that says why: slower, never unavailable."""
+        model, tokenizer = model_files()
+        if self._int8 and self._model_path is None:
+            from django.conf import settings
+
+            try:
                 self._model_path = int8_model(model, self._directory or settings.DATA_DIR / "models")
-            model = self._model_path
-        return model, tokenizer
+            except EmbeddingError as error:
+                logger.warning("%s; the embedding model computes in float instead", error)
+                self._int8, self._batch = False, BATCH_SIZE
+        return (self._model_path or model) if self._int8 else model, tokenizer
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:

@@ -84,3 +84,17 @@ def test_an_unwritable_directory_says_where(tmp_path: Path) -> None:
 
     with pytest.raises(EmbeddingError, match=f"could not write the int8 embedding model in {blocked}"):
         int8_model(source, blocked / "models")
+
+
+def test_without_a_writable_directory_the_float_model_runs(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    provider = LocalMiniLMProvider(threads=1, int8=True, directory=blocked / "models")
+
+    provider.warm_up(background=False)
+
+    assert provider.state.value == "ready"
+    assert "the embedding model computes in float instead" in caplog.text
+    assert f"could not write the int8 embedding model in {blocked}" in caplog.text
+    vector = np.array(provider.embed_one(TEXTS[0]))
+    assert abs(float(vector @ vector) - 1.0) < 1e-4
