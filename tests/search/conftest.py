@@ -10,7 +10,10 @@ import pytest
 
 from memories.models import Memory
 from memories.search import SearchPage, SearchParams, memory_search, search_caches
+from organizations.models import Membership, Role, User
 from organizations.principal import Principal
+from organizations.services import principal_for_token, token_create
+from tests.conftest import Tenant
 
 
 def search(principal: Principal, **values: Any) -> SearchPage:
@@ -39,3 +42,12 @@ def ids_of(memories: Iterator[Memory] | list[Memory]) -> set[uuid.UUID]:
 def _fresh_search_state(db: Any) -> None:
     # The search's process state outlives a test's rolled-back transaction.
     search_caches.reset()
+
+
+@pytest.fixture
+def colleague(acme: Tenant) -> Principal:
+    """Another person in acme, with a personal token."""
+    user = User.objects.create_user(username="acme-colleague", password="unused-password-1")
+    Membership.objects.create(user=user, organization=acme.organization, role=Role.AGENT)
+    operator = Principal.for_operator(acme.organization, "tests")
+    return principal_for_token(token_create(principal=operator, role=Role.AGENT, user=user).raw)

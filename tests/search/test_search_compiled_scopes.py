@@ -10,19 +10,9 @@ import pytest
 from memories import selectors
 from memories.models import Memory
 from memories.search import pipeline
-from organizations.models import Membership, Role, User
 from organizations.principal import Principal
-from organizations.services import principal_for_token, token_create
 from tests.conftest import MemoryFactory, Tenant
 from tests.search.conftest import hit_ids, search
-
-
-@pytest.fixture
-def colleague(acme: Tenant) -> Principal:
-    user = User.objects.create_user(username="acme-colleague", password="unused-password-1")
-    Membership.objects.create(user=user, organization=acme.organization, role=Role.AGENT)
-    operator = Principal.for_operator(acme.organization, "tests")
-    return principal_for_token(token_create(principal=operator, role=Role.AGENT, user=user).raw)
 
 
 @pytest.fixture

@@ -8,9 +8,7 @@ from typing import Any
 import pytest
 
 from memories.models import Memory
-from organizations.models import Membership, Role, User
 from organizations.principal import Principal
-from organizations.services import principal_for_token, token_create
 from tests.conftest import MemoryFactory, Tenant
 from tests.search.conftest import hit_ids, search
 
@@ -20,15 +18,6 @@ MODES: list[dict[str, Any]] = [
     {"query": "rollout checklist", "mode": "keyword"},
     {"query": ""},
 ]
-
-
-@pytest.fixture
-def colleague(acme: Tenant) -> Principal:
-    """Another person in acme, with a personal token."""
-    user = User.objects.create_user(username="acme-colleague", password="unused-password-1")
-    Membership.objects.create(user=user, organization=acme.organization, role=Role.AGENT)
-    operator = Principal.for_operator(acme.organization, "tests")
-    return principal_for_token(token_create(principal=operator, role=Role.AGENT, user=user).raw)
 
 
 @pytest.fixture
