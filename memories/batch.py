@@ -342,5 +342,5 @@ def _bulk_insert(
     )
     if pending:
         transaction.on_commit(lambda: embedding_pipeline.schedule_backfill(pending))
-    memories_changed(principal.organization.pk)
+    memories_changed(principal.organization.pk, created_only=True)
     return memories

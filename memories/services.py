@@ -65,7 +65,7 @@ def _write_version(*, principal: Principal, memory: Memory, change: str, fields:
         reason=reason,
         data={"version": memory.version, "fields": fields},
     )
-    memories_changed(memory.organization_id)
+    memories_changed(memory.organization_id, created_only=change == "create")
 
 
 # --- create ------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Whether a scope is small enough to scan exactly is counted once and remembered briefly per
-organization; any write to the organization's memories makes the next search count again."""
+organization; a write to the organization's memories that could change the answer makes the next
+search count again (a new memory cannot make a large scope small, so a "large" answer survives it)."""
 
 from __future__ import annotations
 
@@ -84,6 +85,33 @@ def test_a_scope_that_grows_past_the_limit_moves_to_the_index(
     assert not _hnsw(_run(acme))  # two rows: exact
     make_memory()
     assert _hnsw(_run(acme))  # three: the HNSW index, without waiting for the cache to expire
+
+
+def test_a_large_scope_stays_large_through_new_memories(
+    acme: Tenant, make_memory: MemoryFactory, settings: Any
+) -> None:
+    settings.SEARCH_EXACT_SCAN_LIMIT = 2
+    memories = [make_memory() for _ in range(3)]
+    assert _counted(_run(acme))
+    make_memory()
+    memory_batch_create(
+        principal=acme.agent,
+        entries=[{"scope_type": "organization", "memory_type": "fact", "current_content": "Deploys are blue-green."}],
+    )
+    statements = _run(acme)
+    assert not _counted(statements)  # four, then five: still large, nothing to count
+    assert _hnsw(statements)
+
+    memory_delete(principal=acme.agent, memory_id=memories[0].pk)  # a delete may shrink it: count again
+    assert _counted(_run(acme))
+
+
+def test_a_small_scope_that_shrinks_is_counted_again(acme: Tenant, make_memory: MemoryFactory) -> None:
+    memory = make_memory()
+    make_memory()
+    _run(acme)
+    memory_delete(principal=acme.agent, memory_id=memory.pk)
+    assert _counted(_run(acme))
 
 
 def test_an_expired_answer_is_counted_again(
