@@ -56,6 +56,8 @@ class Tally:
     times: dict[tuple[str, str], list[float]] = field(default_factory=lambda: defaultdict(list))
     errors: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
     examples: list[str] = field(default_factory=list)
+    connections: int = 0  # opened, the first of each client's included (a server's Connection: close opens more)
+    web_connections: list[int] = field(default_factory=list)  # per web process, three quarters in
 
     @property
     def count(self) -> int:
@@ -104,12 +106,14 @@ class _Http:
         self.head = f"Host: {self.host}:{self.port}\r\nAuthorization: Bearer {token}\r\n"
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
+        self.opened = 0
 
     async def request(
         self, method: str, path: str, body: Any = None, accept: str = "application/json"
     ) -> tuple[int, bytes]:
         if self.reader is None or self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+            self.opened += 1
         reader, writer = self.reader, self.writer
         data = b"" if body is None else json.dumps(body).encode()
         head = f"{method} {path} HTTP/1.1\r\n{self.head}Accept: {accept}\r\n"
@@ -227,7 +231,19 @@ async def _client(target: Target, transport: str, tally: Tally, stop: Stop) -> N
             else:
                 tally.errors[(operation, transport)] += 1
     finally:
+        tally.connections += http.opened
         await http.close()
+
+
+def _web_connections(server_pid: int) -> list[int]:
+    """Connections each web process of the server holds (memory_platform.balance), most first."""
+    from memory_platform.balance import _children, connections_per_process
+
+    for child in _children(server_pid):
+        counts = connections_per_process(child)
+        if counts:
+            return sorted(counts.values(), reverse=True)
+    return []
 
 
 def _server_cpu_seconds(pid: int) -> float:
@@ -262,15 +278,26 @@ def _postgres_cpu_seconds() -> float:
     return total
 
 
-async def _phase(target: Target, clients: int, stop: Stop) -> tuple[Tally, float]:
+async def _phase(target: Target, clients: int, stop: Stop, server_pid: int | None = None) -> tuple[Tally, float]:
     tally = Tally()
     started = time.perf_counter()
+
+    async def look() -> None:
+        await asyncio.sleep(0.75 * (stop.deadline - time.monotonic()))
+        if server_pid:
+            tally.web_connections = _web_connections(server_pid)
+
+    sample = asyncio.create_task(look())
     await asyncio.gather(*(_client(target, "rest" if n % 2 == 0 else "mcp", tally, stop) for n in range(clients)))
+    sample.cancel()
     return tally, time.perf_counter() - started
 
 
-def _run(target: Target, clients: int, seconds: float, budget: int, only: str | None = None) -> tuple[Tally, float]:
-    return asyncio.run(_phase(target, clients, Stop(deadline=time.monotonic() + seconds, budget=budget, only=only)))
+def _run(
+    target: Target, clients: int, seconds: float, budget: int, *, only: str | None = None, server_pid: int | None = None
+) -> tuple[Tally, float]:
+    stop = Stop(deadline=time.monotonic() + seconds, budget=budget, only=only)
+    return asyncio.run(_phase(target, clients, stop, server_pid))
 
 
 def _report(tally: Tally, wall: float) -> dict[str, Any]:
@@ -296,6 +323,8 @@ def _report(tally: Tally, wall: float) -> dict[str, Any]:
         "p99": round(percentile(everything, 0.99), 1),
         "by_operation": rows,
         "error_examples": tally.examples,
+        "connections_opened": tally.connections,
+        "connections_per_web_process": tally.web_connections,
     }
 
 
@@ -318,7 +347,7 @@ def measure(target: Target, server_pid: int | None, args: argparse.Namespace) ->
     own_before = resource.getrusage(resource.RUSAGE_SELF)
     cpu_before = _server_cpu_seconds(server_pid) if server_pid else None
     db_before = _postgres_cpu_seconds()
-    tally, wall = _run(target, args.clients, args.seconds, args.max_requests)
+    tally, wall = _run(target, args.clients, args.seconds, args.max_requests, server_pid=server_pid)
     own_after = resource.getrusage(resource.RUSAGE_SELF)
     result: dict[str, Any] = {"mixed": _report(tally, wall), "settled_seconds": round(settled, 1)}
     generator = (own_after.ru_utime + own_after.ru_stime) - (own_before.ru_utime + own_before.ru_stime)
@@ -491,6 +520,11 @@ def main() -> None:
         f"p50 {mixed['p50']} ms, p95 {mixed['p95']} ms, p99 {mixed['p99']} ms, {mixed['errors']} errors; "
         f"the generator used {mixed['load_generator_cpu_share']:.0%} of a core"
     )
+    if mixed["connections_per_web_process"]:
+        print(
+            f"{mixed['connections_opened']} connections opened by {args.clients} clients; connections per web "
+            f"process three quarters in: {mixed['connections_per_web_process']}"
+        )
     rows = [
         [name, row["n"], row["errors"], row["p50"], row["p95"], row["p99"]]
         for name, row in mixed["by_operation"].items()

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.core.wsgi import get_wsgi_application
 
+from memory_platform.balance import ConnectionBalancer
 from memory_platform.worker import die_with_server
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_platform.settings")
@@ -88,7 +89,7 @@ def _largest_body() -> int:
 
 _django = get_wsgi_application()
 _load_views()
-application = FrozenHeap(ChunkedBodies(_django, _largest_body))
+application = FrozenHeap(ConnectionBalancer(ChunkedBodies(_django, _largest_body)))
 
 # A web process a server started (`manage.py serve` runs one per core) ends with that server.
 die_with_server()

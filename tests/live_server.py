@@ -47,11 +47,11 @@ def tail(path: Path, lines: int = 30) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
-def start_server(env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """A web server process (one web process) serving the project with ``env`` on a free port, once it
-    answers /healthz."""
+def start_server(env: dict[str, str], log: Path, *, workers: int = 1) -> tuple[subprocess.Popen[bytes], str]:
+    """A web server process (``workers`` web processes) serving the project with ``env`` on a free
+    port, once it answers /healthz."""
     port = free_port()
-    command = web.command("127.0.0.1", port, log_level="info")
+    command = web.command("127.0.0.1", port, workers=workers, log_level="info")
     with log.open("wb") as log_file:
         process = subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=log_file, stderr=subprocess.STDOUT)
     base_url = f"http://127.0.0.1:{port}"
