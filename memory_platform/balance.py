@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory_platform.heap import WSGIApp
+
 logger = logging.getLogger(__name__)
 
 PROC = Path("/proc")
@@ -45,13 +47,13 @@ class _Sockets:
     established: dict[int, int]  # inode -> local port
 
 
-def _tcp_sockets(proc: Path = PROC, families: tuple[str, ...] = ("tcp", "tcp6")) -> _Sockets:
+def _tcp_sockets(families: tuple[str, ...] = ("tcp", "tcp6")) -> _Sockets:
     # The kernel writes these files by walking its whole TCP table: about 1.7 ms of CPU each here.
     listening: dict[int, int] = {}
     established: dict[int, int] = {}
     for name in families:
         try:
-            lines = (proc / "net" / name).read_text().splitlines()[1:]
+            lines = (PROC / "net" / name).read_text().splitlines()[1:]
         except OSError:
             continue
         for line in lines:
@@ -67,9 +69,9 @@ def _tcp_sockets(proc: Path = PROC, families: tuple[str, ...] = ("tcp", "tcp6"))
     return _Sockets(listening, established)
 
 
-def _socket_inodes(pid: int, proc: Path = PROC) -> set[int]:
+def _socket_inodes(pid: int) -> set[int]:
     inodes: set[int] = set()
-    fds = proc / str(pid) / "fd"
+    fds = PROC / str(pid) / "fd"
     try:
         names = os.listdir(fds)
     except OSError:
@@ -84,21 +86,21 @@ def _socket_inodes(pid: int, proc: Path = PROC) -> set[int]:
     return inodes
 
 
-def _children(pid: int, proc: Path = PROC) -> set[int]:
+def _children(pid: int) -> set[int]:
     found: set[int] = set()
     try:
-        tasks = os.listdir(proc / str(pid) / "task")
+        tasks = os.listdir(PROC / str(pid) / "task")
     except OSError:
         return found
     for task in tasks:
         try:
-            found.update(int(child) for child in (proc / str(pid) / "task" / task / "children").read_text().split())
+            found.update(int(child) for child in (PROC / str(pid) / "task" / task / "children").read_text().split())
         except OSError:
             continue
     return found
 
 
-def connections_per_process(pid: int | None = None, proc: Path = PROC) -> dict[int, int]:
+def connections_per_process(pid: int | None = None) -> dict[int, int]:
     """For the web process ``pid`` (this one) and its siblings listening on the same port: how many
     established connections each holds on that port. Empty when /proc cannot tell.
 
@@ -106,31 +108,31 @@ def connections_per_process(pid: int | None = None, proc: Path = PROC) -> dict[i
     connections over them by address), so siblings are told by the port, not by the socket.
     """
     pid = os.getpid() if pid is None else pid
-    own = _socket_inodes(pid, proc)
-    sockets = _tcp_sockets(proc, ("tcp",))  # IPv6 only when the server does not listen on IPv4
+    own = _socket_inodes(pid)
+    sockets = _tcp_sockets(("tcp",))  # IPv6 only when the server does not listen on IPv4
 
     def listening_ports(inodes: set[int]) -> set[int]:
         return {sockets.listening[inode] for inode in inodes if inode in sockets.listening}
 
     ports = listening_ports(own)
     if not ports:
-        sockets = _tcp_sockets(proc)
+        sockets = _tcp_sockets()
         ports = listening_ports(own)
     if not ports:
         return {}
-    parent = _parent(pid, proc)
-    candidates = (_children(parent, proc) if parent else set()) | {pid}
+    parent = _parent(pid)
+    candidates = (_children(parent) if parent else set()) | {pid}
     counts: dict[int, int] = {}
     for candidate in candidates:
-        inodes = own if candidate == pid else _socket_inodes(candidate, proc)
+        inodes = own if candidate == pid else _socket_inodes(candidate)
         if listening_ports(inodes) & ports:  # a web process of this server
             counts[candidate] = sum(1 for inode in inodes if sockets.established.get(inode) in ports)
     return counts
 
 
-def _parent(pid: int, proc: Path = PROC) -> int | None:
+def _parent(pid: int) -> int | None:
     try:
-        stat = (proc / str(pid) / "stat").read_text()
+        stat = (PROC / str(pid) / "stat").read_text()
     except OSError:
         return None
     # The command name (2nd field) is in parentheses and may hold spaces: the rest follows the last one.
@@ -156,7 +158,7 @@ class ConnectionBalancer:
 
     def __init__(
         self,
-        application: Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]],
+        application: WSGIApp,
         *,
         interval: float = INTERVAL_SECONDS,
         counts: Callable[[], dict[int, int]] = connections_per_process,

@@ -1,4 +1,4 @@
-"""A web process freezes its long-lived objects (memory_platform.wsgi.FrozenHeap): once at start and
+"""A web process freezes its long-lived objects (memory_platform.heap.FrozenHeap): once at start and
 once after its first requests, so the collector's full passes walk only what came after."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memory_platform.wsgi import FrozenHeap
+from memory_platform.heap import FrozenHeap
 
 
 @pytest.fixture(autouse=True)

@@ -106,14 +106,6 @@ def test_a_large_scope_stays_large_through_new_memories(
     assert _counted(_run(acme))
 
 
-def test_a_small_scope_that_shrinks_is_counted_again(acme: Tenant, make_memory: MemoryFactory) -> None:
-    memory = make_memory()
-    make_memory()
-    _run(acme)
-    memory_delete(principal=acme.agent, memory_id=memory.pk)
-    assert _counted(_run(acme))
-
-
 def test_an_expired_answer_is_counted_again(
     acme: Tenant, make_memory: MemoryFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
