@@ -137,9 +137,12 @@ class Memory(models.Model):
             models.Index(fields=["organization", "-importance", "-created_at"], name="memory_org_rank_idx"),
             models.Index(fields=["organization", "repository"], name="memory_org_repo_idx"),
             models.Index(fields=["scope_type"], name="memory_scope_idx", condition=Q(scope_type="system")),
-            GinIndex(fields=["tags"], name="memory_tags_gin"),
-            GinIndex(fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"]),
-            GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
+            # Without GIN's pending list (fastupdate): a write adds its entries to the index itself,
+            # rather than to a list that every search reading the index would scan until a vacuum
+            # merged it (a few thousand writes made the keyword query 40% slower).
+            GinIndex(fields=["tags"], name="memory_tags_gin", fastupdate=False),
+            GinIndex(fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"], fastupdate=False),
+            GinIndex(fields=["search_vector"], name="memory_search_vector_gin", fastupdate=False),
             # Search reads a memory written in a conversation session next to its neighbours in that
             # session (memories.search.features); only memories with a session are in this index.
             models.Index(
