@@ -72,8 +72,8 @@ def test_the_memory_table_has_only_the_indexes_reads_need(db: Any) -> None:
         "btree (repository_id)",
         "btree (scope_type) WHERE ((scope_type)::text = 'system'::text)",
         "btree (superseded_by_id)",
-        "gin (metadata jsonb_path_ops)",
-        "gin (search_vector)",
-        "gin (tags)",
+        "gin (metadata jsonb_path_ops) WITH (fastupdate=off)",
+        "gin (search_vector) WITH (fastupdate=off)",
+        "gin (tags) WITH (fastupdate=off)",
         "hnsw (embedding vector_cosine_ops) WITH (m='16', ef_construction='64')",
     ]
