@@ -16,9 +16,10 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from memory_platform.db.prepared import prepared_cursor
 from memory_platform.exceptions import AuthenticationFailed, Conflict, NotFound, ValidationError
 from organizations import selectors
 from organizations.audit import audit_record
@@ -348,7 +349,7 @@ def principal_for_token(raw_token: str) -> Principal:
     prefix = ApiToken.split(raw_token)
     if prefix is None:
         raise AuthenticationFailed("malformed token: expected 'mp_<prefix>_<secret>' as the Bearer credential")
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_TOKEN_STATE_SQL, [prefix])
         row = cursor.fetchone()
     key = hash_token_secret(raw_token)

@@ -27,6 +27,7 @@ from memories.search.caches import ScopeSQL, created_micros
 from memories.search.keyword import QueryTerms, bm25_sql
 from memories.search.params import Candidate, Features
 from memories.search.questions import STATES_TIME_PATTERN, QueryTraits
+from memory_platform.db.prepared import prepared_cursor
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,9 @@ def _rows(scope: ScopeSQL, pool: list[Any], context: QueryContext, neighbors_of:
             "SELECT id FROM around UNION SELECT before_id FROM around UNION SELECT after_id FROM around))"
         )
         params += [*scope.params, neighbors_of, *scope.params, neighbors_of, pool]
-    with connection.cursor() as cursor:
+    # Without neighbours, a lookup by ids whose plan does not depend on them: prepared. The lateral
+    # joins through the scope are planned for the values at hand.
+    with connection.cursor() if neighbors_of else prepared_cursor() as cursor:
         cursor.execute(sql, params)
         return list(cursor.fetchall())
 

@@ -15,6 +15,7 @@ from typing import Any
 from django.db import connection
 
 from memories.models import Memory
+from memory_platform.db.prepared import prepared_cursor
 from organizations.models import Organization, Repository, User
 
 HIT_DEFERRED_FIELDS = ("embedding", "search_vector")
@@ -62,7 +63,7 @@ def hit_memories(pks: list[Any]) -> dict[Any, Memory]:
             loaded[model, pk] = model.from_db(connection.alias, ["id", column], [pk, value])
         return loaded[model, pk]
 
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, [pks])
         rows = cursor.fetchall()
     memories: dict[Any, Memory] = {}

@@ -20,11 +20,12 @@ from django.db.models import QuerySet
 from memories.models import FULL_TEXT_CONFIG, Memory
 from memories.search.caches import ScopeSQL, created_micros, in_session, quote_lexeme, term_statistics, text_match
 from memories.search.params import Candidate
+from memory_platform.db.prepared import prepared_cursor
 
 
 def query_lexemes(query: str, names: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
     """The query's lexemes, and those of the names it mentions (memories.search.questions)."""
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(
             "SELECT ARRAY(SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY lexeme), "
             "ARRAY(SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY lexeme)",
