@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory_platform.env import env_bool
 from memory_platform.heap import WSGIApp
 
 logger = logging.getLogger(__name__)
@@ -166,7 +167,7 @@ class ConnectionBalancer:
         self.application = application
         self.interval = interval
         self.counts = counts
-        self.enabled = os.environ.get("WEB_REBALANCE", "1").strip() != "0" and PROC.joinpath("net", "tcp").exists()
+        self.enabled = env_bool("WEB_REBALANCE", True) and PROC.joinpath("net", "tcp").exists()
         self._close_one = threading.Event()
         self._started = False
         self._lock = threading.Lock()
