@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -152,8 +153,11 @@ class PossibleDuplicate:
 
 WRITE_HINTS = 3
 # The new memory's nearest alive neighbours of the same scope (which its writer can see: it just
-# wrote there). The vector is sent as a value, so PostgreSQL walks the HNSW graph for it.
+# wrote there). The vector is sent as a value, so PostgreSQL walks the HNSW graph for it, with the
+# iterative scan (so that enough rows of the scope are found) and pgvector's default ef_search (40:
+# three hints need no more), set for this query alone and sent with it in one round trip.
 _WRITE_HINTS_SQL = """
+SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '40', true);
 SELECT m.id, m.title, 1 - (m.embedding <=> %(vector)s::vector) AS similarity
 FROM memories_memory AS m
 WHERE m.organization_id = %(organization)s AND m.scope_type = %(scope_type)s
@@ -171,6 +175,30 @@ def possible_duplicates(memories: list[Memory]) -> dict[UUID, list[PossibleDupli
     embedded = [memory for memory in memories if memory.embedding is not None]
     if not embedded:
         return hints
+    # Two statements sent as one run in one (implicit) transaction, which the settings last for;
+    # inside a caller's transaction, a savepoint keeps them to it as before.
+    savepoint = transaction.atomic() if connection.in_atomic_block else nullcontext()
+    with savepoint, connection.cursor() as cursor:
+        for memory in embedded:
+            cursor.execute(
+                _WRITE_HINTS_SQL,
+                {
+                    "vector": vector_text(list(memory.embedding)),
+                    "organization": memory.organization_id,
+                    "scope_type": memory.scope_type,
+                    "repository": memory.repository_id,
+                    "owner": memory.owner_id,
+                    "id": memory.pk,
+                    "limit": WRITE_HINTS,
+                },
+            )
+            cursor.nextset()
+            hints[memory.pk] = [
+                PossibleDuplicate(other_id, title, round(float(similarity), 4))
+                for other_id, title, similarity in cursor.fetchall()
+                if similarity >= settings.CONSOLIDATION_RELATED
+            ]
+    return hints
     with transaction.atomic(), connection.cursor() as cursor:
         # The shared HNSW graph, scanned on until enough rows of the memory's own scope are found.
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")

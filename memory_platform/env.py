@@ -78,7 +78,7 @@ def database_from_url(url: str) -> dict[str, Any]:
     # libpq's form for a socket directory: postgresql://user@/db?host=/run/postgresql
     host = options.pop("host", None) or unquote(parts.hostname or "")
     return {
-        "ENGINE": "django.db.backends.postgresql",
+        "ENGINE": "memory_platform.db",
         "NAME": name,
         "USER": unquote(parts.username or ""),
         "PASSWORD": unquote(parts.password or ""),

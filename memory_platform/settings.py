@@ -147,8 +147,10 @@ DATABASE_POOL_MAX = env_int("DATABASE_POOL_MAX", 10)  # 0 turns the pool off (on
 # restarting, or every pooled connection busy): short, so clients learn at once and retry.
 DATABASE_CONNECT_TIMEOUT = env_int("DATABASE_CONNECT_TIMEOUT", 3)
 DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", DATABASE_CONNECT_TIMEOUT)
-# The few statements every request or search runs are prepared once per connection
-# (memory_platform.db.prepared); off behind a pooler in transaction mode, such as PgBouncer's.
+# Connections keep state of their own: the few statements every request or search runs are prepared
+# once per connection (memory_platform.db.prepared), and each connection has the search's HNSW
+# settings for its session (memory_platform.db.base). Off behind a pooler in transaction mode, such
+# as PgBouncer's, where the next statement may reach a server connection that has neither.
 DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
 if DATABASE_POOL_MAX > 0:
     DATABASES["default"]["OPTIONS"]["pool"] = {

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
 from django.db.models import QuerySet
 
 from memories.models import FULL_TEXT_CONFIG, Memory
 from memories.search.caches import ScopeSQL, created_micros, in_session, quote_lexeme, term_statistics, text_match
 from memories.search.params import Candidate
-from memory_platform.db.prepared import prepared_cursor
+from memory_platform.db.prepared import bound_cursor, prepared_cursor
 
 
 def query_lexemes(query: str, names: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
@@ -185,7 +184,8 @@ def keyword_candidates(
             f"SELECT k.id, k.importance, {created_micros('k')}, k.bm25, {in_session('k')} FROM ("  # noqa: S608 - as above
             f"{ranked} FROM ({rows}) p ORDER BY 5 DESC, 2 DESC, 3 DESC, 1 LIMIT %s) k {order}"
         )
-        with connection.cursor() as cursor:
+        # Bound apart from its text: the lexemes and weights are not parsed as literals.
+        with bound_cursor() as cursor:
             cursor.execute(sql, [*params, k])
             return list(cursor.fetchall())
 

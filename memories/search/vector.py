@@ -14,6 +14,8 @@ from memories.fields import vector_text
 from memories.models import Memory
 from memories.search.caches import ScopeSQL, created_micros, in_session, scope_sizes
 from memories.search.params import Candidate
+from memory_platform.db.base import session_ef_search
+from memory_platform.db.prepared import bound_cursor
 
 _ITERATIVE = "set_config('hnsw.iterative_scan', 'relaxed_order', true)"
 
@@ -39,20 +41,26 @@ def vector_candidates(
     )
     text = vector if isinstance(vector, str) else vector_text(vector)
     params = [text, *scope.params, text, k]
-    if not small:
+    # Inside a transaction of the caller's, a savepoint keeps a failure here from failing it, as before.
+    savepoint = transaction.atomic() if connection.in_atomic_block else nullcontext()
+    if small or k <= session_ef_search():
+        # One statement, its values bound apart from its text (the vector, twice, is not parsed as
+        # a literal): the connection's session already walks the HNSW graph as this query needs
+        # (memory_platform.db.base.session_settings).
+        with savepoint, bound_cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = list(cursor.fetchall())
+    else:
         # The HNSW settings for this query only: set_config(..., true) lasts until the end of the
         # transaction, and the two statements sent as one run in one (implicit) transaction, in one
         # round trip instead of BEGIN, SET, SELECT and COMMIT. (Django's psycopg cursor binds the
         # parameters itself and sends the text by the simple protocol, which takes several statements.)
         sql = f"SELECT {_ITERATIVE}, set_config('hnsw.ef_search', %s, true); {sql}"
         params = [str(max(settings.SEARCH_HNSW_EF_SEARCH, k)), *params]
-    # Inside a transaction of the caller's, a savepoint keeps a failure here from failing it, as before.
-    savepoint = transaction.atomic() if connection.in_atomic_block else nullcontext()
-    with savepoint, connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        if not small:
+        with savepoint, connection.cursor() as cursor:
+            cursor.execute(sql, params)
             cursor.nextset()
-        rows = list(cursor.fetchall())
+            rows = list(cursor.fetchall())
     # relaxed_order may return rows slightly out of order: order them by true distance, and equal
     # distances as the result is ordered, so rank-based fusion keeps the importance/recency contract.
     rows.sort(key=lambda row: (row[3], -row[1], -row[2], row[0]))  # a UUID orders as its text does

@@ -9,7 +9,8 @@ and keeps its name, and a pooled connection keeps its prepared statements from r
 
 Only for statements whose best plan does not depend on their values, since after five runs
 PostgreSQL may keep one generic plan: lookups by a key or by a list of ids. The keyword query's plan
-depends on its terms, and it ran slower prepared (5.4 ms against 4.3).
+depends on its terms, and it ran slower prepared (5.4 ms against 4.3): the retrievers' queries go
+through ``bound_cursor()`` instead, bound apart from their text but planned for their values.
 
 DATABASE_PREPARED_STATEMENTS=0 turns this off: behind a pooler in transaction mode (PgBouncer's),
 the next statement may reach a server connection where the statement was never prepared.
@@ -37,6 +38,14 @@ class _PreparingCursor(ServerBindingCursor):
         return super().execute(query, params, prepare=True, **kwargs)
 
 
+class _BoundCursor(ServerBindingCursor):
+    """Server-side binding, never prepared: the statement is parsed with its values apart and planned
+    for them (an unnamed statement always gets a plan of its own)."""
+
+    def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None, **kwargs: Any) -> Any:
+        return super().execute(query, params, prepare=False, **kwargs)
+
+
 class _LoggedCursor(CursorDebugWrapper):
     """Where queries are logged (DEBUG, tests), a prepared statement is logged as Django logs the
     others, its values in place: Django would read the text from the cursor, which a prepared
@@ -52,11 +61,27 @@ def prepared_cursor() -> CursorWrapper:
     logged, errors as Django's), whose statements run prepared; a plain cursor when that is off."""
     if not settings.DATABASE_PREPARED_STATEMENTS:
         return connection.cursor()
+    return _wrapped(_PreparingCursor)
+
+
+def bound_cursor() -> CursorWrapper:
+    """A cursor of the default connection whose statements are sent with their values apart
+    (server-side binding) and planned for those values every time, never prepared.
+
+    For statements whose plan depends on their values but whose values are long: PostgreSQL then
+    parses no literals (arrays of lexemes and weights, a vector) and psycopg quotes none. Measured on
+    the keyword query: 0.1 to 0.3 ms less of PostgreSQL's CPU than the same statement bound in
+    Python. Unnamed statements work behind any pooler, so this does not depend on
+    DATABASE_PREPARED_STATEMENTS."""
+    return _wrapped(_BoundCursor)
+
+
+def _wrapped(cursor_class: type[ServerBindingCursor]) -> CursorWrapper:
     connection.close_if_health_check_failed()
     connection.ensure_connection()
     raw = connection.connection
     if raw.prepare_threshold is None:
         raw.prepare_threshold = _NEVER_BY_COUNT
     connection.validate_thread_sharing()
-    cursor = _PreparingCursor(raw)
+    cursor = cursor_class(raw)
     return _LoggedCursor(cursor, connection) if connection.queries_logged else connection.make_cursor(cursor)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.db import connection, transaction
 from django.test import override_settings
@@ -68,3 +70,34 @@ def test_a_search_answers_the_same_prepared_or_not(acme: Tenant, make_memory: Me
         planned = hit_ids(search(acme.agent, query="when do deploys run"))
     assert planned and all(ids == planned for ids in prepared)
     assert _prepared("memories_memory m")  # the features and the hits
+
+
+def test_bound_statements_are_never_prepared_and_are_logged_with_their_values(acme: Tenant) -> None:
+    from memory_platform.db.prepared import bound_cursor
+
+    with CaptureQueriesContext(connection) as captured:
+        for _ in range(7):
+            with bound_cursor() as cursor:
+                cursor.execute("SELECT slug FROM organizations_organization WHERE id = %s", [acme.organization.pk])
+                assert cursor.fetchone() == (acme.organization.slug,)
+    assert _prepared("organizations_organization WHERE") == []
+    assert captured.captured_queries[-1]["sql"].endswith(f"WHERE id = {acme.organization.pk}")
+
+
+def test_the_retrievers_bind_their_values_apart_and_answer_as_when_bound_in_python(
+    acme: Tenant, make_memory: MemoryFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memories.search import keyword, vector
+
+    for text in ("Quarterly invoices go out on the first Monday.", "Invoices over 10k need two approvals."):
+        make_memory(current_content=text)
+
+    def both() -> list[list[Any]]:
+        modes = ("keyword", "vector")
+        return [hit_ids(search(acme.agent, query="invoice approvals", mode=mode, min_score=0)) for mode in modes]
+
+    bound = both()
+    monkeypatch.setattr(keyword, "bound_cursor", connection.cursor)  # Django's cursor: bound in Python
+    monkeypatch.setattr(vector, "bound_cursor", connection.cursor)
+    in_python = both()
+    assert [len(ids) for ids in bound] == [2, 2] and bound == in_python

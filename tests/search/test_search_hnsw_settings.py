@@ -1,5 +1,8 @@
-"""A search on the HNSW index raises ef_search and turns on the iterative scan for its own query
-only: the settings go with the query in one round trip, and the connection keeps its own."""
+"""A search on the HNSW index walks it with the iterative scan and at least as many candidates as it
+asks for. Each connection has those settings for its session (SEARCH_HNSW_EF_SEARCH candidates), so
+a search sends its query alone; one that asks for more rows, or a connection without them
+(DATABASE_PREPARED_STATEMENTS off, as behind a pooler in transaction mode), sends the settings with
+the query in one round trip, for that query only."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from typing import Any
 
 import pytest
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
+from django.test.utils import CaptureQueriesContext, override_settings
 
 from memories.batch import memory_batch_create
 from tests.conftest import Tenant
@@ -39,9 +42,7 @@ def _index_scans_only() -> Iterator[None]:
             cursor.execute("RESET enable_bitmapscan")
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_hnsw_settings_hold_for_the_search_query_alone(acme: Tenant, settings: Any) -> None:
-    settings.SEARCH_EXACT_SCAN_LIMIT = 0  # every scope goes through the HNSW index
+def _fill(acme: Tenant) -> None:
     entries = [
         {
             "scope_type": "organization",
@@ -51,12 +52,66 @@ def test_the_hnsw_settings_hold_for_the_search_query_alone(acme: Tenant, setting
         for n in range(COUNT)
     ]
     assert all(result.ok for result in memory_batch_create(principal=acme.agent, entries=entries))
+
+
+def _new_connection() -> None:
+    """The next statement runs on a connection opened (and configured) now."""
+    connection.close()
+    pool = getattr(connection, "pool", None)
+    if pool is not None:
+        connection.close_pool()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_connection_walks_hnsw_with_the_iterative_scan_and_the_configured_candidates(
+    acme: Tenant, settings: Any
+) -> None:
+    settings.SEARCH_EXACT_SCAN_LIMIT = 0  # every scope goes through the HNSW index
+    settings.SEARCH_HNSW_EF_SEARCH = 60
+    _new_connection()
+    _fill(acme)
+    assert _hnsw_settings() == ("60", "relaxed_order")
+
+    with _index_scans_only(), CaptureQueriesContext(connection) as captured:
+        page = search(acme.agent, query="how do I restart the queue?", mode="vector", limit=9, min_score=0)
+
+    # The query asks for 50 rows (SEARCH_CANDIDATES), no more than the session's 60: it goes alone.
+    assert len(page.hits) == 9
+    [vector_query] = [query["sql"] for query in captured.captured_queries if "ORDER BY s.embedding <=>" in query["sql"]]
+    assert "set_config" not in vector_query and vector_query.endswith("LIMIT 50")
+    assert _hnsw_settings() == ("60", "relaxed_order")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_session_state_the_search_sends_its_settings(acme: Tenant, settings: Any) -> None:
+    settings.SEARCH_EXACT_SCAN_LIMIT = 0
+    with override_settings(DATABASE_PREPARED_STATEMENTS=False):
+        _new_connection()
+        _fill(acme)
+        before = _hnsw_settings()
+        assert before[1] == "off"  # pgvector's defaults: nothing was set for the session
+
+        with _index_scans_only(), CaptureQueriesContext(connection) as captured:
+            page = search(acme.agent, query="how do I restart the queue?", mode="vector", limit=9, min_score=0)
+
+        assert len(page.hits) == 9
+        statements = [query["sql"] for query in captured.captured_queries]
+        [vector_query] = [sql for sql in statements if "<=>" in sql and "set_config" in sql]
+        assert vector_query.startswith("SELECT set_config(")
+        assert _hnsw_settings() == before
+    _new_connection()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_hnsw_settings_hold_for_the_search_query_alone(acme: Tenant, settings: Any) -> None:
+    settings.SEARCH_EXACT_SCAN_LIMIT = 0  # every scope goes through the HNSW index
+    _fill(acme)
     before = _hnsw_settings()
 
     with _index_scans_only(), CaptureQueriesContext(connection) as captured:
         page = search(acme.agent, query="how do I restart the queue?", mode="vector", limit=60, min_score=0)
 
-    # Without its settings the scan would have stopped at ef_search rows (pgvector's default: 40).
+    # 300 rows asked for, more than the session's ef_search: the query raises it for itself.
     assert len(page.hits) == 60
     vector_queries = [query["sql"] for query in captured.captured_queries if "<=>" in query["sql"]]
     assert len(vector_queries) == 1

@@ -28,7 +28,9 @@ def _counted(statements: list[str]) -> bool:
 
 
 def _hnsw(statements: list[str]) -> bool:
-    return any("hnsw.ef_search" in sql for sql in statements)
+    """Whether the vector retriever walked the HNSW index: an exact scan orders by ``(distance) + 0``."""
+    [retriever] = [sql for sql in statements if "ORDER BY s.embedding <=>" in sql or "ORDER BY (s.embedding <=>" in sql]
+    return "ORDER BY s.embedding <=>" in retriever
 
 
 def test_the_count_has_no_order_by(acme: Tenant, make_memory: MemoryFactory) -> None:
