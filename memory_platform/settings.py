@@ -147,6 +147,9 @@ DATABASE_POOL_MAX = env_int("DATABASE_POOL_MAX", 10)  # 0 turns the pool off (on
 # restarting, or every pooled connection busy): short, so clients learn at once and retry.
 DATABASE_CONNECT_TIMEOUT = env_int("DATABASE_CONNECT_TIMEOUT", 3)
 DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", DATABASE_CONNECT_TIMEOUT)
+# A pooled connection idle this long is checked (a round trip) before a request borrows it; one
+# given back more recently is not (memory_platform.db.base.check_unless_just_used). 0: always.
+DATABASE_POOL_CHECK_AFTER_MS = env_int("DATABASE_POOL_CHECK_AFTER_MS", 500)
 # Connections keep state of their own: the few statements every request or search runs are prepared
 # once per connection (memory_platform.db.prepared), and each connection has the search's HNSW
 # settings for its session (memory_platform.db.base). Off behind a pooler in transaction mode, such
@@ -159,7 +162,8 @@ if DATABASE_POOL_MAX > 0:
         "timeout": DATABASE_CONNECT_TIMEOUT,
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
-    # Django's pool checks each connection before handing it out when health checks are on.
+    # The pool checks a connection before handing it out when health checks are on (unless it was
+    # given back within DATABASE_POOL_CHECK_AFTER_MS).
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 60)

@@ -10,9 +10,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
+import psycopg
 import pytest
 from django.conf import settings
 from django.db import connection
@@ -60,3 +63,67 @@ def test_a_process_on_database_url_has_the_search_settings_and_starts_no_embedde
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.splitlines()[-1].split() == ["relaxed_order", str(settings.SEARCH_HNSW_EF_SEARCH)]
     assert not (tmp_path / "data" / "postgres").exists()
+
+
+def _backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(cursor.fetchone()[0])
+
+
+@pytest.fixture
+def terminate(settings: Any) -> Iterator[Callable[[int], None]]:
+    """Ends a database backend as an administrator would; afterwards, the pool checks every idle
+    connection (no window) and drops the dead ones, so that no later test borrows one."""
+    yield _terminate
+    settings.DATABASE_POOL_CHECK_AFTER_MS = 0
+    assert connection.pool is not None
+    connection.pool.check()
+
+
+def _terminate(pid: int) -> None:
+    db = connection.settings_dict
+    params = {"dbname": db["NAME"], "user": db["USER"], "host": db["HOST"], "port": db["PORT"]}
+    with psycopg.connect(**{k: v for k, v in params.items() if v}, autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", [pid])
+        deadline = time.monotonic() + 5
+        while other.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [pid]).fetchone():
+            assert time.monotonic() < deadline, "the backend did not end"
+            time.sleep(0.02)
+
+
+def test_the_pool_checks_connections_with_the_platforms_check() -> None:
+    from memory_platform.db.base import check_unless_just_used
+
+    assert connection.pool is not None
+    assert connection.pool._check is check_unless_just_used
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_given_back_just_now_is_lent_without_a_round_trip(
+    settings: Any, terminate: Callable[[int], None]
+) -> None:
+    from memory_platform.db.base import check_unless_just_used
+
+    settings.DATABASE_POOL_CHECK_AFTER_MS = 60_000
+    pid = _backend_pid()
+    raw = connection.connection
+    connection.close()  # back to the pool, stamped
+    terminate(pid)
+    check_unless_just_used(raw)  # no round trip: it would have failed on the dead backend
+
+    settings.DATABASE_POOL_CHECK_AFTER_MS = 0
+    with pytest.raises(psycopg.OperationalError):
+        check_unless_just_used(raw)  # checked: the server is gone
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_that_died_while_idle_in_the_pool_is_replaced(
+    settings: Any, terminate: Callable[[int], None]
+) -> None:
+    settings.DATABASE_POOL_CHECK_AFTER_MS = 50
+    pid = _backend_pid()
+    connection.close()
+    terminate(pid)
+    time.sleep(0.1)  # idle past the window: checked before it is lent again
+    assert _backend_pid() != pid  # a new connection, and the statement ran
