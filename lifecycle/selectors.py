@@ -199,25 +199,3 @@ def possible_duplicates(memories: list[Memory]) -> dict[UUID, list[PossibleDupli
                 if similarity >= settings.CONSOLIDATION_RELATED
             ]
     return hints
-    with transaction.atomic(), connection.cursor() as cursor:
-        # The shared HNSW graph, scanned on until enough rows of the memory's own scope are found.
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        for memory in embedded:
-            cursor.execute(
-                _WRITE_HINTS_SQL,
-                {
-                    "vector": vector_text(list(memory.embedding)),
-                    "organization": memory.organization_id,
-                    "scope_type": memory.scope_type,
-                    "repository": memory.repository_id,
-                    "owner": memory.owner_id,
-                    "id": memory.pk,
-                    "limit": WRITE_HINTS,
-                },
-            )
-            hints[memory.pk] = [
-                PossibleDuplicate(other_id, title, round(float(similarity), 4))
-                for other_id, title, similarity in cursor.fetchall()
-                if similarity >= settings.CONSOLIDATION_RELATED
-            ]
-    return hints
