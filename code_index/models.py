@@ -123,6 +123,8 @@ class CodeChunk(models.Model):
         indexes = [
             models.Index(fields=["organization", "repository"], name="code_chunk_org_repo_idx"),
             models.Index(fields=["organization", "content_hash"], name="code_chunk_org_hash_idx"),
+            # With GIN's pending list (fastupdate), unlike the memories' indexes: chunks come in runs
+            # of thousands, and each run merges the list when it ends (writer.merge_pending_keywords).
             GinIndex(fields=["search_vector"], name="code_chunk_search_gin"),
             HnswIndex(
                 name="code_chunk_embedding_hnsw",

