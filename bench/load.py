@@ -3,10 +3,10 @@
 ``--clients`` concurrent clients (asyncio, one keep-alive HTTP/1.1 connection each, written and read
 by hand, so the generator costs the server's cores little) send, for ``--seconds`` or until
 ``--max-requests``, a mix of searches (70%), writes (20%) and gets (10%), half over REST and half
-over MCP (stateless Streamable HTTP, JSON-RPC over POST). Then one short phase per request type
-measures the server's CPU time per request (from /proc, the server and its children). Reports
-requests/s, p50/p95/p99 per operation and transport, errors, the generator's own CPU, and CPU ms
-per request type.
+over MCP (stateless Streamable HTTP, JSON-RPC over POST); ``--mix search=85,get=15`` sends another
+mix. Then one short phase per request type of the mix measures the server's CPU time per
+request (from /proc, the server and its children). Reports requests/s, p50/p95/p99 per operation
+and transport, errors, the generator's own CPU, and CPU ms per request type.
 
 Either against a server started here (``manage.py serve``, as ``make run`` starts it: its web
 processes and its worker) on a fresh copy of a database seeded with ``--memories`` synthetic
@@ -26,6 +26,7 @@ import asyncio
 import itertools
 import json
 import logging
+import math
 import os
 import random
 import resource
@@ -45,6 +46,7 @@ from bench._common import REPO, bench_database, database_url, free_port, percent
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 MIX = (("search", 0.7), ("write", 0.2), ("get", 0.1))
+OPERATIONS = tuple(operation for operation, _ in MIX)
 MCP_ACCEPT = "application/json, text/event-stream"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -67,18 +69,26 @@ class Tally:
 class Workload:
     """What the clients send: queries and texts of one organization, ids of memories it holds."""
 
-    def __init__(self, queries: list[str], texts: list[str], ids: list[str], seed: int) -> None:
+    def __init__(
+        self,
+        queries: list[str],
+        texts: list[str],
+        ids: list[str],
+        seed: int,
+        mix: tuple[tuple[str, float], ...] = MIX,
+    ) -> None:
         self.queries, self.texts, self.ids = queries, texts, ids
+        self.mix = mix
         self.rng = random.Random(seed)
         self.counter = itertools.count()
 
     def pick(self) -> str:
         roll, total = self.rng.random(), 0.0
-        for operation, share in MIX:
+        for operation, share in self.mix:
             total += share
             if roll < total:
                 return operation
-        return MIX[-1][0]
+        return self.mix[-1][0]
 
     def search(self) -> dict[str, Any]:
         return {"query": self.rng.choice(self.queries), "limit": 10}
@@ -90,6 +100,29 @@ class Workload:
 
     def get(self) -> str:
         return self.rng.choice(self.ids)
+
+
+def parse_mix(text: str) -> tuple[tuple[str, float], ...]:
+    """``search=70,write=20,get=10`` as shares that add up to 1 (any positive weights; an operation
+    left out is not sent). Raises ValueError saying what to fix."""
+    weights: dict[str, float] = {}
+    for part in text.split(","):
+        name, _, value = part.strip().partition("=")
+        if name not in OPERATIONS:
+            raise ValueError(f"unknown operation {name!r} in --mix: use {', '.join(OPERATIONS)}, as search=70,write=20")
+        if name in weights:
+            raise ValueError(f"{name} is given twice in --mix")
+        try:
+            weight = float(value)
+        except ValueError:
+            raise ValueError(f"{name}'s weight in --mix must be a number, as {name}=20, not {value!r}") from None
+        if not math.isfinite(weight) or weight < 0:
+            raise ValueError(f"{name}'s weight in --mix must be 0 or more, not {value}")
+        weights[name] = weight
+    total = sum(weights.values())
+    if total <= 0:
+        raise ValueError("--mix needs at least one operation with a weight above 0")
+    return tuple((name, weights[name] / total) for name in OPERATIONS if weights.get(name))
 
 
 class _Http:
@@ -361,7 +394,7 @@ def measure(target: Target, server_pid: int | None, args: argparse.Namespace) ->
     # CPU per request type: one short phase each, all clients sending that type only.
     if server_pid:
         cpu: dict[str, Any] = {}
-        for operation, _ in MIX:
+        for operation, _ in target.work.mix:
             before, db = _server_cpu_seconds(server_pid), _postgres_cpu_seconds()
             tally, wall = _run(target, args.clients, args.cpu_seconds, 10_000, only=operation)
             count = max(tally.count, 1)
@@ -378,7 +411,7 @@ def measure(target: Target, server_pid: int | None, args: argparse.Namespace) ->
 # --- a server of our own -------------------------------------------------------------------------
 
 
-def _seed(memories: int) -> tuple[str, Workload]:
+def _seed(memories: int, mix: tuple[tuple[str, float], ...] = MIX) -> tuple[str, Workload]:
     """One organization with ``memories`` synthetic memories (unless a kept database holds them);
     an agent token; what clients send."""
     from django.db import connection
@@ -398,7 +431,8 @@ def _seed(memories: int) -> tuple[str, Workload]:
     organization = Organization.objects.get(slug=large.slug)
     token = token_create(principal=Principal.for_operator(organization, "bench"), role="agent", name="load").raw
     ids = [str(pk) for pk in Memory.objects.filter(organization=organization).values_list("pk", flat=True)[:2000]]
-    work = Workload(tenant_queries(large, 500), [memory.text for memory in large.memories[:500]], ids, seed=11)
+    texts = [memory.text for memory in large.memories[:500]]
+    work = Workload(tenant_queries(large, 500), texts, ids, seed=11, mix=mix)
     return token, work
 
 
@@ -451,7 +485,7 @@ def _run_database(*, drop_only: bool = False) -> str:
 
 
 def _with_own_server(args: argparse.Namespace) -> dict[str, Any]:
-    token, work = _seed(args.memories)
+    token, work = _seed(args.memories, args.mix)
     url = _run_database()
     port = free_port()
     log = Path(args.log_dir) / "load-server.log"
@@ -480,7 +514,7 @@ def _against(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit("the token's organization has no memories to search and get; write some first")
     texts = [memory["current_content"] for memory in listed]
     queries = [" ".join(text.split()[:6]) for text in texts]
-    work = Workload(queries, texts, [memory["id"] for memory in listed], seed=11)
+    work = Workload(queries, texts, [memory["id"] for memory in listed], seed=11, mix=args.mix)
     return measure(Target(args.url.rstrip("/"), args.token, work), args.server_pid, args)
 
 
@@ -492,6 +526,11 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=10000, help="Memories seeded (own server).")
     parser.add_argument("--workers", type=int, default=0, help="Web processes of the own server (0: serve's default).")
     parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument(
+        "--mix",
+        default="search=70,write=20,get=10",
+        help="What the clients send, as weights (search=70,write=20,get=10); an operation left out is not sent.",
+    )
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--max-requests", type=int, default=100_000, help="Stop the mixed phase after this many.")
     parser.add_argument("--cpu-seconds", type=float, default=10, help="Length of each CPU-per-type phase.")
@@ -505,6 +544,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.url and not args.token:
         parser.error("--url needs --token")
+    try:
+        args.mix = parse_mix(args.mix)
+    except ValueError as error:
+        parser.error(str(error))
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
 
     if args.url:
@@ -512,7 +555,7 @@ def main() -> None:
     else:
         with bench_database("load", keep=args.keep):
             result = _with_own_server(args)
-    result = {"benchmark": "load", "clients": args.clients, "memories": args.memories, **result,
+    result = {"benchmark": "load", "clients": args.clients, "memories": args.memories, "mix": dict(args.mix), **result,
               "load_average": os.getloadavg()}  # fmt: skip
     mixed = result["mixed"]
     print(

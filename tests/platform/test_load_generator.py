@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+from collections import Counter
 
-from bench.load import _Http
+import pytest
+
+from bench.load import MIX, Workload, _Http, parse_mix
 
 RESPONSES = [
     b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{"a": true}',
@@ -71,3 +75,35 @@ def test_bodies_by_length_and_by_chunks_on_one_connection() -> None:
     assert "Authorization: Bearer mp_token\r\n" in first
     assert first.endswith('Content-Length: 14\r\n\r\n{"query": "x"}')
     assert requests[1].startswith(b"GET /api/v1/memories/1/ HTTP/1.1\r\n")
+
+
+def test_the_mix_is_read_as_weights_in_the_operations_order() -> None:
+    assert parse_mix("search=70,write=20,get=10") == MIX
+    assert parse_mix(" get=1, search=7 ") == (("search", 0.875), ("get", 0.125))
+    assert parse_mix("write=3,get=0") == (("write", 1.0),)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("search=70,delete=30", "unknown operation 'delete' in --mix: use search, write, get"),
+        ("search=seventy", "search's weight in --mix must be a number, as search=20, not 'seventy'"),
+        ("search", "search's weight in --mix must be a number"),
+        ("search=-1,get=2", "search's weight in --mix must be 0 or more, not -1"),
+        ("search=nan", "search's weight in --mix must be 0 or more, not nan"),
+        ("search=1,search=2", "search is given twice in --mix"),
+        ("search=0,get=0", "--mix needs at least one operation with a weight above 0"),
+    ],
+)
+def test_a_bad_mix_says_what_to_fix(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parse_mix(text)
+
+
+def test_clients_send_the_mix_asked_for() -> None:
+    work = Workload(["q"], ["t"], ["id"], seed=3, mix=parse_mix("search=3,get=1"))
+
+    picks = Counter(work.pick() for _ in range(4000))
+
+    assert set(picks) == {"search", "get"}
+    assert 0.72 < picks["search"] / 4000 < 0.78
