@@ -7,7 +7,6 @@ The model runs before the transaction opens: a batch holds no row locks while it
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from code_index.models import CodeChunk, CodeFile, CodeIndex
 from memories.embeddings import get_provider
 from memories.fields import vector_text
 from memories.models import FULL_TEXT_CONFIG
+from memory_platform.db.transactions import savepoint_if_in_transaction
 
 logger = logging.getLogger(__name__)
 
@@ -242,8 +242,7 @@ def merge_pending_keywords() -> int:
     """
     try:
         # In a caller's transaction, a savepoint: a refused merge must not abort the caller's work.
-        savepoint = transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext()
-        with savepoint, connection.cursor() as cursor:
+        with savepoint_if_in_transaction(), connection.cursor() as cursor:
             cursor.execute("SELECT gin_clean_pending_list(%s::regclass)", [KEYWORD_INDEX])
             return int(cursor.fetchone()[0])
     except DatabaseError as error:  # not the index's owner, say: a vacuum merges the list instead

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Count, Exists, OuterRef, QuerySet
 
 from lifecycle import detection
@@ -18,6 +17,7 @@ from memories import validation
 from memories.fields import vector_text
 from memories.models import Memory
 from memories.selectors import memory_visibility_q, memory_visible_queryset
+from memory_platform.db.transactions import savepoint_if_in_transaction
 from memory_platform.exceptions import NotFound, ValidationError
 from organizations.models import Role
 from organizations.principal import Principal
@@ -177,8 +177,7 @@ def possible_duplicates(memories: list[Memory]) -> dict[UUID, list[PossibleDupli
         return hints
     # Two statements sent as one run in one (implicit) transaction, which the settings last for;
     # inside a caller's transaction, a savepoint keeps them to it as before.
-    savepoint = transaction.atomic() if connection.in_atomic_block else nullcontext()
-    with savepoint, connection.cursor() as cursor:
+    with savepoint_if_in_transaction(), connection.cursor() as cursor:
         for memory in embedded:
             cursor.execute(
                 _WRITE_HINTS_SQL,

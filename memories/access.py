@@ -19,8 +19,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, connection
 from django.utils import timezone
+
+from memory_platform.db.transactions import savepoint_if_in_transaction
 
 logger = logging.getLogger(__name__)
 
@@ -56,8 +58,7 @@ def flush_access(*, log_errors: bool = True) -> int:
     ids = sorted(batch)  # one lock order for every process flushing at once
     try:
         # In a caller's transaction, a savepoint: a refused flush must not abort the caller's work.
-        savepoint = transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext()
-        with savepoint, connection.cursor() as cursor:
+        with savepoint_if_in_transaction(), connection.cursor() as cursor:
             cursor.execute(_UPSERT, [timezone.now(), ids, [batch[i] for i in ids]])
     except DatabaseError:
         if log_errors:

@@ -4,10 +4,9 @@ filtered query still returns its full top-k; small scopes are searched exactly i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import nullcontext
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import QuerySet
 
 from memories.fields import vector_text
@@ -16,6 +15,7 @@ from memories.search.caches import ScopeSQL, created_micros, in_session, scope_s
 from memories.search.params import Candidate
 from memory_platform.db.base import session_ef_search
 from memory_platform.db.prepared import bound_cursor
+from memory_platform.db.transactions import savepoint_if_in_transaction
 
 _ITERATIVE = "set_config('hnsw.iterative_scan', 'relaxed_order', true)"
 
@@ -42,7 +42,7 @@ def vector_candidates(
     text = vector if isinstance(vector, str) else vector_text(vector)
     params = [text, *scope.params, text, k]
     # Inside a transaction of the caller's, a savepoint keeps a failure here from failing it, as before.
-    savepoint = transaction.atomic() if connection.in_atomic_block else nullcontext()
+    savepoint = savepoint_if_in_transaction()
     if small or k <= session_ef_search():
         # One statement, its values bound apart from its text (the vector, twice, is not parsed as
         # a literal): the connection's session already walks the HNSW graph as this query needs
