@@ -232,8 +232,8 @@ def threshold_sweep(pairs: dict[str, list[tuple[Any, Any]]]) -> list[dict[str, A
     from django.conf import settings
     from django.test.utils import override_settings
 
-    from lifecycle.detection import MatchKind, classify
     from memories.models import Memory
+    from memories.similarity import MatchKind, classify
 
     rows = []
     memories = {m.pk: m for m in Memory.objects.filter(pk__in={x for p in pairs.values() for pr in p for x in pr})}
@@ -264,13 +264,13 @@ def threshold_sweep(pairs: dict[str, list[tuple[Any, Any]]]) -> list[dict[str, A
 
 def hint_cost(ids: list[Any], sample: int) -> dict[str, float]:
     """What a single write adds for its possible_duplicates: the one nearest-neighbour statement."""
-    from lifecycle.selectors import possible_duplicates
+    from memories.hints import write_hints
     from memories.models import Memory
 
     timings = []
     for memory in Memory.objects.filter(pk__in=ids[:sample]):
         started = time.perf_counter()
-        possible_duplicates([memory])
+        write_hints([memory])
         timings.append(time.perf_counter() - started)
     return summary_ms(timings)
 

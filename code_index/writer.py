@@ -23,6 +23,7 @@ from memories.embeddings import get_provider
 from memories.fields import vector_text
 from memories.models import FULL_TEXT_CONFIG
 from memory_platform.db.transactions import savepoint_if_in_transaction
+from screening import find_secrets, redact_secrets
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +76,7 @@ def _rows(work: FileWork) -> list[_Row]:
     if work.text is None:
         return []
     rows = []
-    for chunk in chunk_file(work.path, work.text, work.language):
+    for chunk in chunk_file(work.path, _without_credentials(work), work.language):
         embedded = embedding_text(
             path=work.path, chunk_type=chunk.chunk_type, name=chunk.name, container=chunk.container,
             content=chunk.content,
@@ -98,6 +99,18 @@ def _rows(work: FileWork) -> list[_Row]:
             )
         )
     return rows
+
+
+def _without_credentials(work: FileWork) -> str:
+    """The file's text as it is indexed: every credential replaced by ``[REDACTED: kind]`` (lines keep
+    their numbers), so no key or token is stored, embedded or served by code search."""
+    text = work.text or ""
+    findings = find_secrets(text, filename=work.path)
+    if not findings:
+        return text
+    kinds = sorted({finding.kind for finding in findings})
+    logger.info("%d credential(s) redacted from %s before indexing: %s", len(findings), work.path, ", ".join(kinds))
+    return redact_secrets(text, findings)
 
 
 def _vectors(organization_id: int, rows: list[_Row], written: Written) -> str:

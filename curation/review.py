@@ -1,7 +1,9 @@
 """The review queue: what waits for a curator, newest and most important first.
 
-Two kinds of item wait: drafts (memories agents or people wrote that nobody has reviewed) and open
-consolidation proposals (what the lifecycle workers found). Each decision goes through the same
+Two kinds of item wait: unreviewed memories a curator should decide on (drafts, and active
+memories the write policy flagged: an agent's rule, a pin, text addressed to other agents, a change
+to a verified memory; memories.trust) and open consolidation proposals (what the lifecycle workers
+and the writes' contradiction checks found). Each decision goes through the same
 services as MCP and REST, with the curator's reason, and brings the curator back to the queue,
 whose first item is then the next one to decide.
 """
@@ -23,10 +25,10 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from lifecycle.models import ConsolidationProposal, ProposalKind, ProposalState
-from lifecycle.selectors import PossibleDuplicate, possible_duplicates
 from lifecycle.services import proposal_apply, proposal_dismiss
 from memories import services, validation
 from memories.diff import word_ops
+from memories.hints import Hint, write_hints
 from memories.models import Memory, ScopeType, Status
 from memory_platform import reasons
 from memory_platform.exceptions import DomainError
@@ -41,13 +43,8 @@ EXCERPT_CHARS = 280
 
 
 def memory_author(memory: Memory) -> str:
-    """Who wrote the memory, as a curator knows them: the token's name (an agent) or the person."""
-    token = memory.created_by_token
-    if token is not None:
-        return f"{token.name or token.display} (agent)"
-    if memory.created_by is not None:
-        return memory.created_by.get_username()
-    return "operator"
+    """Who wrote the memory's text, as a curator knows them: "ci-bot (agent)", "ana (person)"."""
+    return f"{memory.author_name or 'unknown'} ({memory.author_kind})"
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
@@ -64,9 +61,11 @@ def _private_to_others(user: User | Any) -> Q:
 
 
 def waiting_drafts(user: User | Any, organizations: QuerySet[Organization]) -> QuerySet[Memory]:
+    """Unreviewed memories waiting for a curator: every draft, and active ones with review flags."""
+    waiting = Q(status=Status.DRAFT) | (Q(status=Status.ACTIVE) & ~Q(review_flags=[]))
     return (
         Memory.objects.filter(
-            organization__in=organizations, status=Status.DRAFT, deleted_at__isnull=True, superseded_by__isnull=True
+            waiting, organization__in=organizations, deleted_at__isnull=True, superseded_by__isnull=True
         )
         .exclude(_private_to_others(user))
         .order_by("-importance", "-created_at", "pk")
@@ -98,7 +97,12 @@ class ReviewItem:
     memory: Memory | None = None
     proposal: ConsolidationProposal | None = None
     members: list[Memory] = field(default_factory=list)
-    hints: list[PossibleDuplicate] = field(default_factory=list)
+    hints: list[Hint] = field(default_factory=list)
+    conflicts: list[Hint] = field(default_factory=list)
+
+    @property
+    def flags(self) -> list[dict[str, Any]]:
+        return [flag for flag in (self.memory.review_flags if self.memory else []) if isinstance(flag, dict)]
 
     @property
     def author(self) -> str:
@@ -120,21 +124,18 @@ def review_items(
         organizations = organizations.filter(slug=organization)
     # Each kind's first offset + limit hold every item of the merged page.
     wanted = offset + limit
-    drafts = list(
-        waiting_drafts(request.user, organizations).select_related(
-            "organization", "repository", "created_by", "created_by_token"
-        )[:wanted]
-    )
+    drafts = list(waiting_drafts(request.user, organizations).select_related("organization", "repository")[:wanted])
     proposals = list(
         waiting_proposals(request.user, organizations)
         .select_related("organization")
         .prefetch_related("memories__created_by", "memories__created_by_token", "memories__repository")[:wanted]
     )
-    hints = possible_duplicates(drafts)
+    hints = write_hints(drafts)
     items = [
         ReviewItem(
             kind="draft", key=f"draft-{memory.pk}", organization=memory.organization, importance=memory.importance,
-            created_at=memory.created_at, memory=memory, hints=hints.get(memory.pk, []),
+            created_at=memory.created_at, memory=memory, hints=hints[memory.pk].possible_duplicates,
+            conflicts=hints[memory.pk].conflicts,
         )
         for memory in drafts
     ]  # fmt: skip

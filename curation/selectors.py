@@ -17,7 +17,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalState
-from memories.models import EmbeddingStatus, Memory, MemoryType, ScopeType, Status
+from memories.models import RULE_TYPES, AuthorKind, EmbeddingStatus, Memory, MemoryType, ScopeType, Status
 from organizations.models import Organization, User
 
 DAYS = 30
@@ -39,6 +39,8 @@ class Dashboard:
     runs: list[LifecycleRun]
     tags: list[tuple[str, int]]
     least_fresh: list[Memory]
+    # Rules (memories.models.RULE_TYPES) an agent wrote that no curator has verified or locked yet.
+    unreviewed_agent_rules: int = 0
 
     @property
     def open_proposal_count(self) -> int:
@@ -61,7 +63,7 @@ def _written_per_day(organization: Organization, today: date) -> tuple[list[date
         .annotate(day=TruncDate("created_at"))
         .order_by()
         .values_list("day")
-        .annotate(agents=Count("pk", filter=Q(created_by_token__isnull=False)), all=Count("pk"))
+        .annotate(agents=Count("pk", filter=Q(author_kind=AuthorKind.AGENT)), all=Count("pk"))
     )
     by_day = {day: (agents, total - agents) for day, agents, total in rows}
     days = [first + timedelta(days=i) for i in range(DAYS)]
@@ -117,4 +119,10 @@ def dashboard(organization: Organization, user: User | Any) -> Dashboard:
         runs=list(LifecycleRun.objects.filter(organization=organization).order_by("-started_at")[:5]),
         tags=_top_tags(organization),
         least_fresh=_least_fresh(organization, user),
+        unreviewed_agent_rules=alive.filter(
+            superseded_by__isnull=True,
+            status__in=[Status.DRAFT, Status.ACTIVE],
+            author_kind=AuthorKind.AGENT,
+            memory_type__in=RULE_TYPES,
+        ).count(),
     )

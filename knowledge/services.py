@@ -14,6 +14,7 @@ from memories import validation
 from memories.inputs import MemoryId
 from memories.models import ScopeType, Status
 from memories.selectors import memory_get
+from memories.trust import screened_values
 from memory_platform.exceptions import Conflict, Locked, NotFound, ValidationError
 from organizations.audit import audit_record
 from organizations.models import Role
@@ -294,12 +295,15 @@ def triple_assert(
     where that one begins. Asserting what is already believed changes nothing.
     """
     principal.require(Role.AGENT, "asserting facts")
+    screened = screened_values(
+        principal.organization, {"subject": subject, "predicate": predicate, "object": object, "provenance": provenance}
+    )
     asserted = NewFact.parse(
-        subject=subject,
-        predicate=predicate,
-        object=object,
+        subject=screened["subject"],
+        predicate=screened["predicate"],
+        object=screened["object"],
         confidence=confidence,
-        provenance=provenance,
+        provenance=screened["provenance"],
         valid_from=valid_from,
     )
     predicate_name = asserted.predicate

@@ -28,12 +28,12 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
-from lifecycle import detection
-from lifecycle.detection import Match, MatchKind
+from lifecycle.detection import dismissed
 from lifecycle.merge import MemberBusy, memories_merge, survivor_rank
 from lifecycle.models import LifecycleRun, ProposalKind, RunKind, RunStatus
 from lifecycle.services import proposal_create
 from memories.models import Memory, Status
+from memories.similarity import Match, MatchKind, alive, classify, exact_twins, nearest
 from memory_platform.exceptions import DomainError
 from organizations.models import Organization
 from organizations.principal import Principal
@@ -148,10 +148,10 @@ def _consolidate(
     """Returns the watermark the next run starts from."""
     now = timezone.now()
     since = None if full else _since(organization)
-    changed = detection.alive(Memory.objects.filter(organization=organization, updated_at__lte=now))
+    changed = alive(Memory.objects.filter(organization=organization, updated_at__lte=now))
     if since is not None:
         changed = changed.filter(updated_at__gt=since)
-    alive_count = detection.alive(Memory.objects.filter(organization=organization)).count()
+    alive_count = alive(Memory.objects.filter(organization=organization)).count()
     cap = max(2, math.floor(alive_count * settings.CONSOLIDATION_AUTO_MERGE_SHARE))
     ordered = changed.order_by("updated_at", "pk").values_list("pk", "updated_at")
     ids = list(ordered)
@@ -168,15 +168,15 @@ def _consolidate(
 def _consolidate_chunk(
     organization: Organization, run: LifecycleRun, tally: _Tally, chunk: list[UUID], cap: int
 ) -> None:
-    memories = list(detection.alive(Memory.objects.filter(pk__in=chunk)).select_related("access"))
-    twins = detection.exact_twins(memories)
+    memories = list(alive(Memory.objects.filter(pk__in=chunk)).select_related("access"))
+    twins = exact_twins(memories)
     for memory in memories:
         tally.examined += 1
         matches = [Match(memory.pk, twin.pk, MatchKind.DUPLICATE, 1.0, True) for twin in twins.get(memory.pk, [])]
         seen = {match.other_id for match in matches}
-        for other, similarity in detection.nearest(memory, limit=settings.CONSOLIDATION_NEIGHBOURS):
+        for other, similarity in nearest(memory, limit=settings.CONSOLIDATION_NEIGHBOURS):
             if other.pk not in seen:
-                found = detection.classify(memory, other, similarity)
+                found = classify(memory, other, similarity)
                 if found is not None:
                     matches.append(found)
         for match in matches:
@@ -185,7 +185,7 @@ def _consolidate_chunk(
 
 def _act_on(organization: Organization, run: LifecycleRun, tally: _Tally, match: Match, cap: int) -> None:
     pair = sorted([match.memory_id, match.other_id])
-    members = {m.pk: m for m in detection.alive(Memory.objects.filter(pk__in=pair)).select_related("access")}
+    members = {m.pk: m for m in alive(Memory.objects.filter(pk__in=pair)).select_related("access")}
     if len(members) < 2:
         return  # one of them was merged earlier in this run
     evidence = {
@@ -206,7 +206,7 @@ def _act_on(organization: Organization, run: LifecycleRun, tally: _Tally, match:
             _auto_mergeable(match)
             and all(m.status in (Status.DRAFT, Status.ACTIVE) and _written_by_agent(m) for m in members.values())
             and tally.auto_changed + len(members) <= cap
-            and not detection.dismissed(pair)
+            and not dismissed(pair)
         )
         if automatic and _merge(organization, run, tally, pair, evidence):
             return

@@ -26,6 +26,7 @@ from memories.embedding_pipeline import EMBEDDING_FIELDS, apply_embedding, embed
 from memories.models import Memory, MemoryVersion, Status
 from memories.selectors import memory_visible_queryset
 from memories.services import record_memory_change
+from memories.trust import screened_text
 from memory_platform import reasons
 from memory_platform.exceptions import Conflict, NotFound, PermissionDenied, ValidationError
 from organizations.audit import audit_record
@@ -159,7 +160,7 @@ def memories_merge(
     reason = parse_reason(reason)
     vector = None
     if content is not None:
-        content = validation.content(content)
+        content = screened_text(actor.organization, "content", validation.content(content))
         # Embedded before the rows are locked: no lock is held while the model runs.
         vectors = embed_texts([embedding_text(validation.derive_title(content), content)])
         vector = vectors[0] if vectors else None

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from django.conf import settings
-from django.db import connection
 from django.db.models import Count, Exists, OuterRef, QuerySet
 
-from lifecycle import detection
-from lifecycle.detection import MatchKind
 from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalKind, ProposalState, RunKind
 from memories import validation
-from memories.fields import vector_text
+from memories.hints import write_hints
 from memories.models import Memory
 from memories.selectors import memory_visibility_q, memory_visible_queryset
-from memory_platform.db.transactions import savepoint_if_in_transaction
+from memories.similarity import alive
 from memory_platform.exceptions import NotFound, ValidationError
 from organizations.models import Role
 from organizations.principal import Principal
@@ -101,12 +98,17 @@ class Cluster:
     differences: dict[str, Any] = field(default_factory=dict)
 
 
+# The listing looks at the latest writes the worker may not have seen yet: at most this many, for at
+# most this long (the open proposals come first and cost one query).
 CANDIDATE_LOOKAHEAD = 100
+CANDIDATE_CHUNK = 10
+LISTING_SECONDS = 2.0
 
 
 def duplicate_candidates(principal: Principal, *, limit: int = 20) -> list[Cluster]:
     """Open proposals the principal can see, then what the latest writes look like (not yet seen by
-    the worker): duplicates and contradiction candidates within the principal's visible scope."""
+    the worker): what their write hints say (memories.hints, the same rules as a write's answer),
+    within the principal's visible scope, newest first, until ``limit`` clusters or the time is up."""
     principal.require(Role.AGENT, "finding duplicates to merge")
     clusters = [
         Cluster(
@@ -122,79 +124,28 @@ def duplicate_candidates(principal: Principal, *, limit: int = 20) -> list[Clust
         ]
     ]
     seen = {frozenset(cluster.memory_ids) for cluster in clusters}
-    visible = memory_visible_queryset(principal)
-    recent = detection.alive(visible).order_by("-updated_at")[:CANDIDATE_LOOKAHEAD]
-    for memory in recent:
-        if len(clusters) >= limit:
+    recent = list(alive(memory_visible_queryset(principal)).order_by("-updated_at")[:CANDIDATE_LOOKAHEAD])
+    deadline = time.monotonic() + LISTING_SECONDS
+    for start in range(0, len(recent), CANDIDATE_CHUNK):
+        if len(clusters) >= limit or time.monotonic() > deadline:
             break
-        for other, similarity in detection.nearest(memory, limit=5, candidates=visible):
-            match = detection.classify(memory, other, similarity)
-            if match is None or match.kind == MatchKind.RELATED or frozenset(match.pair) in seen:
-                continue
-            seen.add(frozenset(match.pair))
-            clusters.append(
-                Cluster(
-                    kind=str(match.kind),
-                    memory_ids=list(match.pair),
-                    similarity=round(similarity, 4),
-                    exact=match.exact,
-                    differences=match.differences,
+        chunk = recent[start : start + CANDIDATE_CHUNK]
+        hints = write_hints(chunk)
+        for memory in chunk:
+            found = hints[memory.pk]
+            for kind, hint in [*(("contradiction", h) for h in found.conflicts),
+                               *(("duplicate", h) for h in found.possible_duplicates)]:  # fmt: skip
+                pair = frozenset({memory.pk, hint.id})
+                if pair in seen:
+                    continue
+                seen.add(pair)
+                clusters.append(
+                    Cluster(
+                        kind=kind,
+                        memory_ids=sorted(pair),
+                        similarity=hint.similarity,
+                        exact=hint.exact,
+                        differences=hint.differences,
+                    )
                 )
-            )
     return clusters[:limit]
-
-
-@dataclass(frozen=True)
-class PossibleDuplicate:
-    id: UUID
-    title: str
-    similarity: float
-
-
-WRITE_HINTS = 3
-# The new memory's nearest alive neighbours of the same scope (which its writer can see: it just
-# wrote there). The vector is sent as a value, so PostgreSQL walks the HNSW graph for it, with the
-# iterative scan (so that enough rows of the scope are found) and pgvector's default ef_search (40:
-# three hints need no more), set for this query alone and sent with it in one round trip.
-_WRITE_HINTS_SQL = """
-SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '40', true);
-SELECT m.id, m.title, 1 - (m.embedding <=> %(vector)s::vector) AS similarity
-FROM memories_memory AS m
-WHERE m.organization_id = %(organization)s AND m.scope_type = %(scope_type)s
-  AND m.repository_id IS NOT DISTINCT FROM %(repository)s AND m.owner_id IS NOT DISTINCT FROM %(owner)s
-  AND m.deleted_at IS NULL AND m.superseded_by_id IS NULL AND m.embedding IS NOT NULL AND m.id <> %(id)s
-ORDER BY m.embedding <=> %(vector)s::vector
-LIMIT %(limit)s
-"""
-
-
-def possible_duplicates(memories: list[Memory]) -> dict[UUID, list[PossibleDuplicate]]:
-    """The write-time hint: for each just-written memory, up to three alive memories of its scope at
-    least ``CONSOLIDATION_RELATED`` similar, so an agent can update one instead of adding another."""
-    hints: dict[UUID, list[PossibleDuplicate]] = {memory.pk: [] for memory in memories}
-    embedded = [memory for memory in memories if memory.embedding is not None]
-    if not embedded:
-        return hints
-    # Two statements sent as one run in one (implicit) transaction, which the settings last for;
-    # inside a caller's transaction, a savepoint keeps them to it as before.
-    with savepoint_if_in_transaction(), connection.cursor() as cursor:
-        for memory in embedded:
-            cursor.execute(
-                _WRITE_HINTS_SQL,
-                {
-                    "vector": vector_text(list(memory.embedding)),
-                    "organization": memory.organization_id,
-                    "scope_type": memory.scope_type,
-                    "repository": memory.repository_id,
-                    "owner": memory.owner_id,
-                    "id": memory.pk,
-                    "limit": WRITE_HINTS,
-                },
-            )
-            cursor.nextset()
-            hints[memory.pk] = [
-                PossibleDuplicate(other_id, title, round(float(similarity), 4))
-                for other_id, title, similarity in cursor.fetchall()
-                if similarity >= settings.CONSOLIDATION_RELATED
-            ]
-    return hints

@@ -27,13 +27,16 @@ from lifecycle.merge import (
 from lifecycle.models import ConsolidationProposal, DismissedPair, LifecycleRun, ProposalKind, ProposalState
 from lifecycle.selectors import proposal_get
 from memories import validation
+from memories.hints import CURATED, Hint
 from memories.models import Memory, Status
 from memories.selectors import memory_visible_queryset
 from memories.services import record_memory_change
+from memories.trust import screened_text
 from memory_platform.exceptions import Conflict, NotFound
 from organizations.audit import audit_record
 from organizations.models import Role
 from organizations.principal import Principal
+from screening import redact_secrets
 
 # --- proposals ---------------------------------------------------------------------------------
 
@@ -70,6 +73,42 @@ def proposal_create(
         )
         proposal.memories.set(Memory.objects.filter(pk__in=ids))
     return proposal, True
+
+
+def propose_write_conflicts(memory: Memory, conflicts: Sequence[Hint]) -> list[ConsolidationProposal]:
+    """A new memory's contradictions (memories.hints), each an open proposal for curators. A curated
+    memory is the reference side: the one the other is checked against, and the one kept if applied."""
+    proposals = []
+    for conflict in conflicts:
+        reference = conflict.id if conflict.curated else (memory.pk if memory.status in CURATED else None)
+        evidence = {
+            "similarity": conflict.similarity,
+            "exact": False,
+            "match": "contradiction",
+            "found": "at write time",
+            **({"reference": str(reference)} if reference else {}),
+            **_older_first(conflict.differences),
+        }
+        proposal, _created = proposal_create(
+            organization_id=memory.organization_id,
+            kind=ProposalKind.CONTRADICTION,
+            memory_ids=[memory.pk, conflict.id],
+            created_by=f"write by {memory.author_name or memory.author_kind}",
+            survivor_id=reference,
+            evidence=evidence,
+        )
+        if proposal is not None:
+            proposals.append(proposal)
+    return proposals
+
+
+def _older_first(differences: dict[str, Any]) -> dict[str, Any]:
+    """A write's differences (first: the new memory) as a proposal shows them: the memory that was
+    there first, then the one that contradicts it."""
+    return {
+        key: {"first": sides.get("second"), "second": sides.get("first")} if isinstance(sides, dict) else sides
+        for key, sides in differences.items()
+    }
 
 
 def _open_proposal(principal: Principal, proposal_id: Any) -> ConsolidationProposal:
@@ -173,6 +212,8 @@ def memories_consolidate(
 ) -> Consolidation:
     """Merge now when the principal may; otherwise (a member is reviewed) hand it to curators as a proposal."""
     principal.require(Role.AGENT, "merging memories")
+    if content is not None:
+        content = screened_text(principal.organization, "content", validation.content(content))
     if dry_run:
         return _preview(principal, memory_ids, survivor_id, content)
     try:
@@ -182,7 +223,7 @@ def memories_consolidate(
         )  # fmt: skip
     except NeedsCurator as refused:
         ids = parse_ids(memory_ids)
-        evidence: dict[str, Any] = {"requested_by": principal.label, "reason": parse_reason(reason)}
+        evidence: dict[str, Any] = {"requested_by": principal.label, "reason": redact_secrets(parse_reason(reason))}
         if content is not None:
             evidence["content"] = content
         proposal, created = proposal_create(

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from lifecycle.selectors import PossibleDuplicate
 from memories.models import Memory, MemoryVersion
-from memories.public import MEMORY_FIELDS, memory_values
+from memories.public import MEMORY_FIELDS, memory_values, written_values
 
 # Our fields beyond the contract's memory object (the memory-write response schema): they follow
 # the contract's fields. Some are left out while unset, to keep payloads short (validity as a pair).
@@ -28,6 +26,8 @@ INDEX_FIELDS = (
     "updated_at",
     "metadata",
     "tags",
+    "author",
+    "review",
 )
 
 
@@ -85,6 +85,6 @@ def triple_payload(triple: Any) -> dict[str, Any]:
     }
 
 
-def hints_payload(hints: Sequence[PossibleDuplicate]) -> list[dict[str, Any]]:
-    """A write's ``possible_duplicates``: memories of its scope so alike it may repeat one of them."""
-    return [{"id": str(hint.id), "title": hint.title, "similarity": hint.similarity} for hint in hints]
+def written_payload(memory: Memory) -> dict[str, Any]:
+    """A write's answer: the memory, then its ``possible_duplicates``, ``conflicts`` and ``notes``."""
+    return memory_payload(memory, **written_values(memory))

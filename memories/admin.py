@@ -23,6 +23,7 @@ from memories.admin_decisions import DECISIONS, Decision, decide, decisions_for,
 from memories.models import Memory, MemoryType, MemoryVersion, ScopeType, Status
 from memories.search import SearchParams, memory_search
 from memories.selectors import MemoryFilters
+from memories.trust import review_payload
 from memory_platform import reasons
 from memory_platform.exceptions import DomainError, SearchUnavailable
 from organizations.admin_audit import Target, admin_url, audit_target, uuid_ids
@@ -74,19 +75,34 @@ class MemoryVersionInline(MemoryPartInline):
         return obj.who
 
 
-class DeletedFilter(admin.SimpleListFilter):
-    title = "deleted"
-    parameter_name = "deleted"
+class ShownFilter(admin.SimpleListFilter):
+    """By default the list shows what is in force, as every other read does: not deleted, not
+    deprecated, not superseded. The rest is one click away (or chosen by its status)."""
+
+    title = "shown"
+    parameter_name = "shown"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("no", "Not deleted"), ("yes", "Deleted")]
+        return [("retired", "Deprecated or superseded"), ("deleted", "Deleted"), ("all", "Everything")]
+
+    def choices(self, changelist: Any) -> Any:
+        for choice in super().choices(changelist):
+            if choice["display"] == "All":
+                choice["display"] = "In force"
+            yield choice
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        if self.value() == "yes":
+        value = self.value()
+        if value == "all":
+            return queryset
+        if value == "deleted":
             return queryset.filter(deleted_at__isnull=False)
-        if self.value() == "no":
-            return queryset.filter(deleted_at__isnull=True)
-        return queryset
+        alive = queryset.filter(deleted_at__isnull=True)
+        if value == "retired":
+            return alive.filter(Q(status=Status.DEPRECATED) | Q(superseded_by__isnull=False))
+        if request.GET.get("status__exact") == Status.DEPRECATED:
+            return alive  # a status chosen explicitly is shown
+        return alive.exclude(status=Status.DEPRECATED).filter(superseded_by__isnull=True)
 
 
 class MemoryAdminForm(forms.ModelForm):
@@ -162,13 +178,13 @@ class MemoryAdmin(OrganizationScopedAdmin):
     form = MemoryAdminForm
     list_display = ["title_and_excerpt", "importance", "written"]
     list_display_links = ["title_and_excerpt"]
-    list_filter = ["status", "scope_type", "memory_type", "importance", DeletedFilter, "organization"]
+    list_filter = [ShownFilter, "status", "scope_type", "memory_type", "importance", "organization"]
     search_fields = ["title", "current_content", "tags"]
     search_help_text = (
         "By meaning: ask a question or describe what you look for; the best matches come first (the same search "
         "agents use). By words: memories whose title, text or tags contain every word."
     )
-    list_select_related = ["organization", "repository", "created_by", "created_by_token"]
+    list_select_related = ["organization", "repository"]
     list_per_page = 50
     date_hierarchy = "created_at"
     # knowledge/admin.py adds the links and facts: knowledge builds on memories, not the reverse.
@@ -176,6 +192,11 @@ class MemoryAdmin(OrganizationScopedAdmin):
     readonly_fields = [
         "id",
         "version",
+        "author_kind",
+        "author_name",
+        "reviewed_by",
+        "reviewed_at",
+        "review_flags",
         "owner",
         "created_at",
         "created_by",
@@ -229,19 +250,19 @@ class MemoryAdmin(OrganizationScopedAdmin):
 
     @admin.display(description="written", ordering="updated_at")
     def written(self, obj: Memory) -> str:
-        """Who wrote the memory (an agent's token name, or a person) and when it last changed."""
-        token = obj.created_by_token
-        author: str
-        if token is not None:
-            author = format_html(
-                '<span title="agent token {}">{} <small>(agent)</small></span>',
-                token.display,
-                token.name or token.display,
-            )
-        else:
-            author = obj.created_by.get_username() if obj.created_by else "operator"
+        """Who wrote the memory's text (an agent's token name, a person, the platform), how far curators
+        stand behind it, and when it last changed."""
+        review = review_payload(obj)
+        standing = (
+            format_html('<span class="chip chip-{}">{} by {}</span>', review["state"], review["state"], review["by"])
+            if review["by"]
+            else format_html('<span class="chip chip-{}">{}</span>', review["state"], review["state"])
+        )
         ago = timesince(obj.updated_at).split(",")[0]
-        return format_html('{}<br><small title="{}">changed {} ago</small>', author, obj.updated_at.isoformat(), ago)
+        return format_html(
+            '{} <small>({})</small><br>{}<br><small title="{}">changed {} ago</small>',
+            obj.author_name or "unknown", obj.author_kind, standing, obj.updated_at.isoformat(), ago,
+        )  # fmt: skip
 
     def get_list_display(self, request: HttpRequest) -> Any:
         columns = list(super().get_list_display(request))
@@ -307,11 +328,17 @@ class MemoryAdmin(OrganizationScopedAdmin):
         is done among the memories the list shows (not among all, then narrowed to a few)."""
         chosen = request.GET
         status = chosen.get("status__exact")
+        shown = chosen.get("shown")
+        statuses: list[str] = []  # by default what is in force: not deprecated, not superseded
+        if status in Status.values:
+            statuses = [status]
+        elif shown in ("retired", "deleted", "all"):
+            statuses = list(Status.values)
         return MemoryFilters(
-            status=[status] if status in Status.values else list(Status.values),
+            status=statuses,
             scope_type=chosen.get("scope_type__exact") if chosen.get("scope_type__exact") in ScopeType.values else None,
             memory_type=[kind] if (kind := chosen.get("memory_type__exact")) in MemoryType.values else [],
-            include_deleted=chosen.get("deleted") != "no",
+            include_deleted=shown in ("deleted", "all"),
             include_expired=True,
         )
 
@@ -496,3 +523,7 @@ class MemoryAdmin(OrganizationScopedAdmin):
 def _memories(ids: list[str]) -> dict[str, Target]:
     found = Memory.objects.filter(pk__in=uuid_ids(ids)).values_list("pk", "title")
     return {str(pk): Target(title, admin_url("admin:memories_memory_change", pk)) for pk, title in found}
+
+
+# The write policy's page registers itself (memories/admin_policy.py).
+from memories import admin_policy  # noqa: E402, F401

@@ -10,21 +10,23 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from memories import embedding_pipeline, validation
+from memories import embedding_pipeline, trust, validation
 from memories.embedding_pipeline import embed_texts_later, embedding_text
 from memories.embeddings import get_provider
+from memories.hints import report_conflicts, write_hints
 from memories.inputs import WRITABLE_FIELDS, NewMemory
-from memories.models import EmbeddingStatus, Memory
+from memories.models import EmbeddingStatus, Memory, WritePolicy
 from memories.rules import check_can_write, check_scope, check_status_allowed
 from memories.search import memories_changed
-from memories.services import Vector, memory_create, new_row, version_row
+from memories.services import Vector, memory_create, new_row, screened_new, version_row
 from memory_platform.bulk import copy_insert
 from memory_platform.exceptions import DomainError, ValidationError
 from organizations.audit import audit_event
@@ -67,9 +69,10 @@ def memory_batch_create(
         raise ValidationError(f"a batch holds at most {limit} memories; got {len(entries)}. Split it.")
     errors: dict[int, DomainError] = {}
     parsed: dict[int, _Entry] = {}
+    policy = trust.write_policy_for(principal.organization)
     for index, entry in enumerate(entries):
         try:
-            parsed[index] = _parse_entry(principal, index, entry)
+            parsed[index] = _parse_entry(principal, policy, index, entry)
         except DomainError as error:
             errors[index] = error
 
@@ -92,6 +95,7 @@ def memory_batch_create(
     stages = [[item.index for item in chunk] for chunk in chunks]
     embedding = [_embed_later(texts, stage) for stage in [*stages, one_by_one]]
     vector_for: dict[int, Vector] = {}
+    inserted: set[int] = set()  # written together here (the others answer through memory_create)
     try:
         if bulk:
             created: dict[int, Memory] = {}
@@ -118,6 +122,7 @@ def memory_batch_create(
                 one_by_one = sorted([*one_by_one, *(item.index for item in bulk)])
             else:
                 results.update({index: BatchEntryResult(index=index, memory=m) for index, m in created.items()})
+                inserted = set(created)
     finally:
         for vectors in embedding:  # all of them, also when a write failed: nothing left running
             vector_for.update(vectors())
@@ -136,7 +141,22 @@ def memory_batch_create(
             results[index] = BatchEntryResult(index=index, memory=memory)
         except DomainError as error:
             results[index] = BatchEntryResult(index=index, error=error)
-    return [results[index] for index in range(len(entries))]
+    answered = [results[index] for index in range(len(entries))]
+    _hinted(parsed, answered, created=inserted)
+    return answered
+
+
+def _hinted(parsed: dict[int, _Entry], results: list[BatchEntryResult], *, created: set[int]) -> None:
+    """Give the batch's new memories their write answers (memories.services._answered does it for
+    the ones written one by one): the policy's notes, the write hints, conflicts to the curators."""
+    fresh = [r.memory for r in results if r.memory is not None and r.index in created]
+    hints = write_hints(fresh)
+    for result in results:
+        if result.memory is None or result.index not in created:
+            continue
+        result.memory.write_notes = tuple(parsed[result.index].notes)
+        result.memory.write_hints = hints[result.memory.pk]
+        report_conflicts(result.memory, result.memory.write_hints.conflicts)
 
 
 # The pipeline's chunks. The writes wait for the first chunk's vectors, and the last chunk is
@@ -181,26 +201,43 @@ class _Entry:
 
     index: int
     data: dict[str, object]
-    new: NewMemory
+    new: NewMemory  # as the write policy lets it be stored
     key: str | None
     memory_id: uuid.UUID | None
     create_repository: bool
+    fingerprint: str = ""  # of the entry as sent (memories.services.new_row)
+    flags: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[trust.Note] = field(default_factory=list)
 
 
-def _parse_entry(principal: Principal, index: int, entry: object) -> _Entry:
+def _parse_entry(principal: Principal, policy: WritePolicy, index: int, entry: object) -> _Entry:
     """Check an entry as memory_create would, in the same order (so with the same first error)."""
     if not isinstance(entry, Mapping):
         raise ValidationError(f"entry {index} must be a memory object, got {type(entry).__name__}")
     principal.check_organization(entry.get("organization"))
-    data = {k: v for k, v in entry.items() if k not in (*_BATCH_ENTRY_CONTROL, "organization")}
-    new = NewMemory.parse(data)
+    screening = trust.screen_credentials(
+        {k: v for k, v in entry.items() if k not in (*_BATCH_ENTRY_CONTROL, "organization")}, policy
+    )
+    data = screening.data
+    requested = NewMemory.parse(data)
+    new = screened_new(principal, policy, screening, requested)
     key = validation.idempotency_key(entry.get("idempotency_key"))
     raw_id = entry.get("id")
     wanted_id = validation.memory_id(raw_id) if raw_id not in (None, "") else None
     create_repository = entry.get("create_repository", False)
     if not isinstance(create_repository, bool):
         raise ValidationError("create_repository must be true or false", details={"field": "create_repository"})
-    return _Entry(index=index, data=data, new=new, key=key, memory_id=wanted_id, create_repository=create_repository)
+    return _Entry(
+        index=index,
+        data=data,
+        new=new,
+        key=key,
+        memory_id=wanted_id,
+        create_repository=create_repository,
+        fingerprint=requested.fingerprint() if key else "",
+        flags=screening.flags,
+        notes=screening.notes,
+    )
 
 
 def _plan_batch(
@@ -303,6 +340,8 @@ def _bulk_insert(
             memory_id=item.memory_id,
             key=item.key,
             repository=repository,
+            fingerprint=item.fingerprint,
+            flags=item.flags,
             # Written in order of length, created in entry order: a microsecond apart.
             now=batch_time + timedelta(microseconds=item.index),
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Any
 
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
@@ -62,6 +63,29 @@ IMPORTANCE_MIN = 1
 IMPORTANCE_MAX = 10
 
 
+class AuthorKind(models.TextChoices):
+    """Who wrote a memory's current text: an agent (any API token), a person (logged in), or the
+    platform itself (manage.py, the lifecycle workers)."""
+
+    AGENT = "agent", "Agent"
+    PERSON = "person", "Person"
+    SYSTEM = "system", "System"
+
+
+class ReviewState(models.TextChoices):
+    """How far a curator stands behind a memory: read off its status (memories.trust)."""
+
+    UNREVIEWED = "unreviewed", "Unreviewed"
+    VERIFIED = "verified", "Verified"
+    LOCKED = "locked", "Locked"
+
+
+# The types that read as rules to the agents that find them: an agent's one waits for a curator.
+RULE_TYPES = frozenset(
+    {MemoryType.BUSINESS_RULE, MemoryType.SYSTEM_CONSTRAINT, MemoryType.CONVENTION, MemoryType.DECISION_LOG}
+)
+
+
 class Memory(models.Model):
     # Contract fields (the MCP contract's memory object).
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -112,6 +136,14 @@ class Memory(models.Model):
     source = models.JSONField(
         default=dict, blank=True, help_text="Provenance: repository, commit, ticket, session, url…"
     )
+    # Provenance and review (memories.trust): who wrote the current text, named as they were when
+    # they wrote it (a revoked token or a removed person still reads the same); who verified or
+    # locked it and when; and what a curator should look at before standing behind it.
+    author_kind = models.CharField(max_length=8, choices=AuthorKind.choices, default=AuthorKind.SYSTEM, editable=False)
+    author_name = models.CharField(max_length=200, blank=True, editable=False)
+    reviewed_by = models.CharField(max_length=200, blank=True, editable=False)
+    reviewed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    review_flags = models.JSONField(default=list, blank=True, editable=False)
     idempotency_key = models.CharField(max_length=200, null=True, blank=True, editable=False)
     idempotency_fingerprint = models.CharField(max_length=64, blank=True, editable=False)
 
@@ -182,6 +214,12 @@ class Memory(models.Model):
                 name="memory_idempotency_key_unique_per_org",
             ),
         ]
+
+    # Set by the write services on the instance they return, never stored: what the platform did to
+    # this write (memories.trust.Note) and, for a new memory, the memories it may repeat or
+    # contradict (memories.hints.WriteHints).
+    write_notes: tuple[Any, ...] = ()
+    write_hints: Any = None
 
     def __str__(self) -> str:
         return self.title
@@ -270,6 +308,64 @@ class MemoryVersion(models.Model):
         if self.user_id is not None and self.user is not None:
             return self.user.get_username()
         return self.actor
+
+
+class CredentialHandling(models.TextChoices):
+    REFUSE = "refuse", "Refuse the write, saying which kind of credential and where"
+    REDACT = "redact", "Store it with each credential replaced by [REDACTED: kind]"
+
+
+def default_agent_active_types() -> list[str]:
+    return sorted(set(MemoryType.values) - RULE_TYPES)
+
+
+DEFAULT_AGENT_MAX_IMPORTANCE = 7
+
+
+class WritePolicy(models.Model):
+    """What an organization lets agents (every role below curator) write without a curator's review.
+
+    No row: the defaults below. memories.trust applies it to every write; a write outside it is
+    stored as a draft, or with its importance capped, and its answer says so.
+    """
+
+    organization = models.OneToOneField(
+        Organization, primary_key=True, on_delete=models.CASCADE, related_name="write_policy"
+    )
+    agent_active_types = ArrayField(
+        models.CharField(max_length=32, choices=MemoryType.choices),
+        default=default_agent_active_types,
+        blank=True,
+        help_text="Memory types an agent may make active without review; any other type is stored as a draft.",
+    )
+    agent_max_importance = models.PositiveSmallIntegerField(
+        default=DEFAULT_AGENT_MAX_IMPORTANCE,
+        help_text="The highest importance an agent may set; a higher one is stored as this, for a curator to raise.",
+    )
+    pin_requires_curator = models.BooleanField(
+        default=True, help_text="An agent's pin (tag 'pinned' or metadata pinned) waits as a draft for a curator."
+    )
+    credentials = models.CharField(
+        max_length=8,
+        choices=CredentialHandling.choices,
+        default=CredentialHandling.REFUSE,
+        help_text="What happens to a write holding a credential (a key, a token, a password).",
+    )
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_by = models.CharField(max_length=200, blank=True, editable=False)
+
+    class Meta:
+        verbose_name = "write policy"
+        verbose_name_plural = "write policies"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(agent_max_importance__gte=IMPORTANCE_MIN) & Q(agent_max_importance__lte=IMPORTANCE_MAX),
+                name="write_policy_importance_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"write policy of {self.organization_id}"
 
 
 class RecallBundle(models.Model):

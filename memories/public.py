@@ -11,7 +11,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from memories.hints import Hint, WriteHints
 from memories.models import Memory
+from memories.trust import author_payload, review_payload
 
 MEMORY_FIELDS: tuple[str, ...] = (
     "id",
@@ -33,6 +35,8 @@ MEMORY_FIELDS: tuple[str, ...] = (
     "superseded_by",
     "deleted_at",
     "source",
+    "author",
+    "review",
 )
 
 
@@ -62,4 +66,25 @@ def memory_values(memory: Memory) -> dict[str, Any]:
         "superseded_by": str(memory.superseded_by_id) if memory.superseded_by_id else None,
         "deleted_at": _iso(memory.deleted_at),
         "source": memory.source,
+        # Who wrote the text as it reads now, and how far curators stand behind it (memories.trust).
+        "author": author_payload(memory),
+        "review": review_payload(memory),
+    }
+
+
+def hint_values(hint: Hint, *, conflict: bool = False) -> dict[str, Any]:
+    values: dict[str, Any] = {"id": str(hint.id), "title": hint.title, "similarity": hint.similarity}
+    if conflict:
+        values.update(status=hint.status, differences=hint.differences)
+    return values
+
+
+def written_values(memory: Memory) -> dict[str, Any]:
+    """What a write's answer adds to the memory, in every interface: the memories of its scope it may
+    repeat or contradict, and what the write policy did to it (memories.trust)."""
+    hints = memory.write_hints or WriteHints()
+    return {
+        "possible_duplicates": [hint_values(hint) for hint in hints.possible_duplicates],
+        "conflicts": [hint_values(hint, conflict=True) for hint in hints.conflicts],
+        "notes": [note.as_dict() for note in memory.write_notes],
     }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memories.models import Memory, ScopeType, Status
-from memory_platform.exceptions import Locked, PermissionDenied, ValidationError
+from memory_platform.exceptions import Conflict, Locked, PermissionDenied, ValidationError
 from organizations.models import Role
 from organizations.principal import Principal
 
@@ -48,3 +48,18 @@ def check_mutable(principal: Principal, memory: Memory, action: str) -> None:
         )
     if memory.scope_type == ScopeType.SYSTEM and not principal.is_superuser:
         raise PermissionDenied(f"memory {memory.id} is a system memory; only platform administrators may change it")
+
+
+def check_writable(principal: Principal, memory: Memory) -> None:
+    """A superseded memory is not changed (its survivor is); a deprecated one only by a curator."""
+    if memory.superseded_by_id is not None:
+        raise Conflict(
+            f"memory {memory.id} was superseded by memory {memory.superseded_by_id}; change that one instead "
+            "(a curator can undo the merge or reactivate this one)",
+            details={"superseded_by": str(memory.superseded_by_id)},
+        )
+    if memory.status == Status.DEPRECATED and not principal.has_role(Role.CURATOR):
+        raise Conflict(
+            f"memory {memory.id} is deprecated; write a new memory, or ask a curator to reactivate it",
+            details={"status": memory.status},
+        )

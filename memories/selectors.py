@@ -164,8 +164,8 @@ def memory_filter(queryset: QuerySet[Memory], filters: MemoryFilters) -> QuerySe
     if filters.status:
         queryset = queryset.filter(status__in=filters.status)
     else:
-        # Deprecated knowledge stays retrievable, but only when asked for by status.
-        queryset = queryset.exclude(status=Status.DEPRECATED)
+        # Deprecated and superseded knowledge stays retrievable, but only when asked for by status.
+        queryset = queryset.exclude(status=Status.DEPRECATED).filter(superseded_by__isnull=True)
     if filters.repository:
         # Hierarchical: a repository sees its own memories plus everything above it.
         queryset = queryset.filter(~Q(scope_type=ScopeType.REPOSITORY) | Q(repository__slug=filters.repository))
@@ -200,10 +200,12 @@ def memory_list(principal: Principal, filters: MemoryFilters | None = None) -> Q
 
 
 def memory_index(principal: Principal, *, limit: int) -> QuerySet[Memory]:
-    """The most recently changed memories valid now (memory://index): any status, never deleted."""
+    """The most recently changed memories in force now (memory://index): valid now, never deleted,
+    deprecated or superseded."""
     return (
         memory_visible_queryset(principal)
-        .filter(valid_q(Now()))
+        .filter(valid_q(Now()), superseded_by__isnull=True)
+        .exclude(status=Status.DEPRECATED)
         .select_related("organization", "repository")
         .order_by("-updated_at", "-id")[:limit]
     )

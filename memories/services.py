@@ -6,18 +6,20 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from dataclasses import asdict, replace
 from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from memories import validation
+from memories import trust, validation
 from memories.embedding_pipeline import EMBEDDING_FIELDS, apply_embedding, embed_texts, embedding_text
+from memories.hints import report_conflicts, write_hints
 from memories.inputs import WRITABLE_FIELDS, MemoryId, NewMemory, planned_changes
-from memories.models import Memory, MemoryVersion, ScopeType, Status
+from memories.models import Memory, MemoryVersion, ScopeType, Status, WritePolicy
 from memories.public import memory_values
-from memories.rules import check_can_write, check_mutable, check_scope, check_status_allowed
+from memories.rules import check_can_write, check_mutable, check_scope, check_status_allowed, check_writable
 from memories.search import memories_changed
 from memories.selectors import memory_get, memory_visible_queryset
 from memory_platform import reasons
@@ -26,6 +28,7 @@ from organizations.audit import audit_record
 from organizations.models import Repository, Role
 from organizations.principal import Principal
 from organizations.services import repository_for_write
+from screening import redact_secrets
 
 
 class _Compute:
@@ -42,12 +45,13 @@ def memory_snapshot(memory: Memory) -> dict[str, Any]:
 
 
 def version_row(*, principal: Principal, memory: Memory, change: str, fields: list[str], reason: str) -> MemoryVersion:
+    """A version of ``memory`` as it stands now (audit_record keeps the reason free of credentials too)."""
     return MemoryVersion(
         memory=memory,
         version=memory.version,
         snapshot=memory_snapshot(memory),
         change=change,
-        reason=reason,
+        reason=redact_secrets(reason),
         changed_fields=fields,
         actor=principal.label,
         user=principal.user,
@@ -94,6 +98,9 @@ def memory_create(
     """
     principal.check_organization(organization)
     check_can_write(principal)
+    policy = trust.write_policy_for(principal.organization)
+    screening = trust.screen_credentials(data, policy)
+    data = screening.data
     new = NewMemory.parse(data)
     key = validation.idempotency_key(idempotency_key)
     wanted_id = validation.memory_id(memory_id) if memory_id not in (None, "") else None
@@ -101,7 +108,7 @@ def memory_create(
     if key is not None:
         existing = _memory_for_idempotency_key(principal, key, new)
         if existing is not None:
-            return existing, False
+            return _answered(existing, (), hints=True), False
 
     if wanted_id is not None:
         upserted = _upsert_existing(principal, wanted_id, data, new, reason=reason, create_repository=create_repository)
@@ -112,27 +119,49 @@ def memory_create(
         # Embedded before the transaction opens, so no lock is held while the model runs.
         title = new.title or validation.derive_title(new.current_content)
         embedding = _embed(title, new.current_content)
+    stored = screened_new(principal, policy, screening, new)
     try:
         with transaction.atomic():
             inserted = _insert(
                 principal=principal,
-                new=new,
+                new=stored,
+                fingerprint=new.fingerprint() if key else "",
+                flags=screening.flags,
                 memory_id=wanted_id,
                 key=key,
                 reason=reason,
                 vector=embedding,
                 create_repository=create_repository,
             )
-            return inserted, True
     except IntegrityError as exc:
         # A concurrent request with the same idempotency key (or id) won the race: answer as a retry.
         if key is not None:
             existing = _memory_for_idempotency_key(principal, key, new)
             if existing is not None:
-                return existing, False
+                return _answered(existing, (), hints=True), False
         if wanted_id is not None and Memory.objects.filter(pk=wanted_id).exists():
             raise Conflict(f"memory {wanted_id} was created concurrently; retry the request") from exc
         raise
+    return _answered(inserted, screening.notes, hints=True, created=True), True
+
+
+def screened_new(principal: Principal, policy: WritePolicy, screening: trust.Screening, new: NewMemory) -> NewMemory:
+    """The memory a create stores once the write policy has had its say (status, importance)."""
+    values = asdict(new)
+    status = trust.apply_policy(principal, policy, screening, values=values, status=new.status)
+    return replace(new, status=status, importance=screening.importance or new.importance)
+
+
+def _answered(memory: Memory, notes: Any, *, hints: bool = False, created: bool = False) -> Memory:
+    """The memory as a write's answer shows it: what the platform did to the write, and (for a new
+    memory) the memories of its scope it may repeat or contradict (memories.hints), the
+    contradictions of a new one handed to the curators."""
+    memory.write_notes = tuple(notes)
+    if hints:
+        memory.write_hints = write_hints([memory])[memory.pk]
+        if created:
+            report_conflicts(memory, memory.write_hints.conflicts)
+    return memory
 
 
 def _upsert_existing(
@@ -196,6 +225,8 @@ def _insert(
     *,
     principal: Principal,
     new: NewMemory,
+    fingerprint: str,
+    flags: list[dict[str, Any]],
     memory_id: uuid.UUID | None,
     key: str | None,
     reason: str,
@@ -209,7 +240,15 @@ def _insert(
         if new.repository
         else None
     )
-    memory = new_row(principal=principal, new=new, memory_id=memory_id, key=key, repository=repository)
+    memory = new_row(
+        principal=principal,
+        new=new,
+        memory_id=memory_id,
+        key=key,
+        repository=repository,
+        fingerprint=fingerprint,
+        flags=flags,
+    )
     apply_embedding(memory, vector)
     memory.save(force_insert=True)
     _write_version(principal=principal, memory=memory, change="create", fields=list(WRITABLE_FIELDS), reason=reason)
@@ -223,9 +262,14 @@ def new_row(
     memory_id: uuid.UUID | None,
     key: str | None,
     repository: Repository | None,
+    fingerprint: str = "",
+    flags: list[dict[str, Any]] | None = None,
     now: datetime | None = None,
 ) -> Memory:
-    """The unsaved memory a create writes (its embedding not set yet), created ``now`` (default: now)."""
+    """The unsaved memory a create writes (its embedding not set yet), created ``now`` (default: now).
+
+    ``fingerprint`` is the idempotency fingerprint of the request as the client sent it (before the
+    write policy changed its status or importance); ``flags`` what the screening flagged."""
     now = now or timezone.now()
     memory = Memory(
         organization=principal.organization,
@@ -249,8 +293,11 @@ def new_row(
         created_at=now,
         updated_at=now,
         idempotency_key=key,
-        idempotency_fingerprint=new.fingerprint() if key else "",
+        idempotency_fingerprint=fingerprint if key else "",
+        review_flags=list(flags or []),
     )
+    trust.set_author(memory, principal)
+    trust.set_review(memory, principal, now)
     if memory_id is not None:
         memory.id = memory_id
     return memory
@@ -274,7 +321,12 @@ def _save_change(
     memory.updated_at = timezone.now()
     memory.updated_by = principal.user
     memory.updated_by_token = principal.token
-    derived = EMBEDDING_FIELDS if embedded else []
+    derived = list(EMBEDDING_FIELDS) if embedded else []
+    if {"title", "current_content"} & set(fields):
+        trust.set_author(memory, principal)  # the author is whoever wrote the text as it reads now
+        derived += ["author_kind", "author_name"]
+    if "status" in fields:
+        derived += [name for name in trust.set_review(memory, principal, memory.updated_at) if name not in fields]
     memory.save(update_fields=[*fields, *derived, "version", "updated_at", "updated_by", "updated_by_token"])
     _write_version(principal=principal, memory=memory, change=change, fields=fields, reason=reason)
     return memory
@@ -327,12 +379,16 @@ def memory_update(*, principal: Principal, memory_id: MemoryId, data: Mapping[st
         raise ValidationError(
             f"unknown field(s): {', '.join(sorted(unknown))}; updatable fields are: {', '.join(WRITABLE_FIELDS)}"
         )
+    policy = trust.write_policy_for(principal.organization)
+    data = trust.screen_credentials(data, policy).data
     for _ in range(UPDATE_ATTEMPTS):
         memory = _memory_for_write(principal, memory_id, lock=False)
         check_mutable(principal, memory, "changing it")
-        changes = planned_changes(principal, memory, data)
+        check_writable(principal, memory)
+        screening = trust.screen_credentials(data, policy)  # redacted already: only its notes are new
+        changes = screened_changes(principal, policy, screening, memory, planned_changes(principal, memory, data))
         if not changes:
-            return memory
+            return _answered(memory, screening.notes)
         embeds, vector = _embed_changes(memory, changes)
         with transaction.atomic():
             locked = _memory_for_write(principal, memory.pk)
@@ -341,16 +397,46 @@ def memory_update(*, principal: Principal, memory_id: MemoryId, data: Mapping[st
             _set_changes(principal, locked, changes, embeds, vector)
             change = "status" if set(changes) == {"status"} else "update"
             fields = sorted(changes)
-            return _save_change(
+            saved = _save_change(
                 principal=principal, memory=locked, fields=fields, change=change, reason=reason, embedded=embeds
             )
+        return _answered(saved, screening.notes)
     raise Conflict(f"memory {memory.pk} kept changing while this update was written; read it again and retry")
+
+
+def screened_changes(
+    principal: Principal, policy: WritePolicy, screening: trust.Screening, memory: Memory, changes: dict[str, Any]
+) -> dict[str, Any]:
+    """An update's changes once the write policy has had its say: a status it may not keep, an
+    importance above its ceiling, and the flags a curator should see."""
+    if not changes:
+        return changes
+    status = trust.apply_policy(
+        principal, policy, screening, values=changes, status=changes.get("status", memory.status), current=memory
+    )
+    changes = dict(changes)
+    if status != memory.status:
+        changes["status"] = status
+    else:
+        changes.pop("status", None)
+    if "importance" in changes and screening.importance is not None:
+        changes["importance"] = screening.importance
+        if changes["importance"] == memory.importance:
+            del changes["importance"]
+    if screening.flags:
+        flags = trust.merged_flags(memory.review_flags, screening.flags)
+        if flags != memory.review_flags:
+            changes["review_flags"] = flags
+    return changes
 
 
 @transaction.atomic
 def memory_set_status(*, principal: Principal, memory_id: MemoryId, status: str, reason: str = "") -> Memory:
     check_can_write(principal)
     new_status = validation.status(status)
+    if not principal.has_role(Role.CURATOR) and new_status in (Status.DRAFT, Status.ACTIVE):
+        # Below the curator role a status is a change like any other: the write policy decides it.
+        return memory_update(principal=principal, memory_id=memory_id, data={"status": new_status}, reason=reason)
     memory = _memory_for_write(principal, memory_id)
     check_mutable(principal, memory, f"changing its status to '{new_status}'")
     check_status_allowed(principal, new_status, memory.status)

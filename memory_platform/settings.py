@@ -287,6 +287,11 @@ SEARCH_RERANK_POOL = env_int("SEARCH_RERANK_POOL", 30)
 # calibrated score (the estimated probability that they are relevant) is lower are left out.
 # Chosen on LoCoMo by bench/locomo.py (see the README): the floor rejects most questions asked of
 # another conversation while costing own-conversation R@10 under one point.
+# Curated before unreviewed among comparable answers: what a verified, an active and a draft memory's
+# relevance is multiplied by (a locked one's by 1); bench/review_prior.py chose them.
+SEARCH_REVIEW_PRIOR_VERIFIED = env_float("SEARCH_REVIEW_PRIOR_VERIFIED", 0.95)
+SEARCH_REVIEW_PRIOR_ACTIVE = env_float("SEARCH_REVIEW_PRIOR_ACTIVE", 0.85)
+SEARCH_REVIEW_PRIOR_DRAFT = env_float("SEARCH_REVIEW_PRIOR_DRAFT", 0.7)
 SEARCH_MIN_SCORE = env_float("SEARCH_MIN_SCORE", 0.01)
 RECALL_MIN_SCORE = env_float("RECALL_MIN_SCORE", 0.01)
 
@@ -360,10 +365,14 @@ CELERY_BEAT_SCHEDULE: dict[str, object] = {
     },
 }
 
-# Consolidation (lifecycle/detection.py says what each threshold means; bench/consolidation.py measured them).
+# Consolidation (memories/similarity.py says what each threshold means; bench/consolidation.py measured them).
 CONSOLIDATION_RELATED = env_float("CONSOLIDATION_RELATED", 0.85)
 CONSOLIDATION_NEAR_DUPLICATE = env_float("CONSOLIDATION_NEAR_DUPLICATE", 0.95)
 CONSOLIDATION_CONTRADICTION = env_float("CONSOLIDATION_CONTRADICTION", 0.94)
+# One statement with a number or a negation changed is a contradiction from this similarity on, when
+# at least CONSOLIDATION_CONFLICT_FRAME of their words line up (bench/contradictions.py measured both).
+CONSOLIDATION_CONFLICT = env_float("CONSOLIDATION_CONFLICT", 0.70)
+CONSOLIDATION_CONFLICT_FRAME = env_float("CONSOLIDATION_CONFLICT_FRAME", 0.70)
 # What the worker merges without a curator: "exact" duplicates only, "near" ones too, or "off".
 CONSOLIDATION_AUTO_MERGE = env_choice("CONSOLIDATION_AUTO_MERGE", "exact", ("exact", "near", "off"))
 # At most this share of an organization's memories changes automatically in one run; the rest are proposals.
@@ -458,6 +467,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
         "MemoryStatusEnum": "memories.models.Status.choices",
+        "MemoryTypeEnum": "memories.models.MemoryType.choices",
         "HealthEnum": [("ok", "ok"), ("degraded", "degraded")],
         "CodeRunStatusEnum": "code_index.models.RunStatus.choices",
         "CodeRunPhaseEnum": "code_index.models.RunPhase.choices",

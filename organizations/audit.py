@@ -6,6 +6,7 @@ from typing import Any
 
 from organizations.models import AuditEvent
 from organizations.principal import Principal
+from screening import redact_secrets
 
 
 def audit_event(
@@ -17,7 +18,8 @@ def audit_event(
     reason: str = "",
     data: dict[str, Any] | None = None,
 ) -> AuditEvent:
-    """An unsaved event, for services that write many at once with ``bulk_create``."""
+    """An unsaved event, for services that write many at once with ``bulk_create``. A credential
+    someone typed into a reason is never kept: it is redacted."""
     return AuditEvent(
         organization=principal.organization,
         action=action,
@@ -26,7 +28,7 @@ def audit_event(
         actor=principal.label,
         user=principal.user,
         token=principal.token,
-        reason=reason or "",
+        reason=redact_secrets(reason) if reason else "",
         data=data or {},
     )
 

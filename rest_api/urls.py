@@ -53,5 +53,6 @@ urlpatterns = [
     path("tokens/<slug:prefix>/", organization.TokenDetailView.as_view(), name="token-detail"),
     path("texts/", organization.TextListView.as_view(), name="text-list"),
     path("texts/<str:key>/", organization.TextDetailView.as_view(), name="text-detail"),
+    path("write-policy/", organization.WritePolicyView.as_view(), name="write-policy"),
     path("status/", organization.StatusView.as_view(), name="status"),
 ]

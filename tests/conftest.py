@@ -40,7 +40,7 @@ pytest_plugins = ["tests.live_server"]
 FAST_PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 PERSONA_SLUGS = ("acme", "globex")
 # Directories whose every test is about retrieval or the embedding model: they get the real one.
-REAL_EMBEDDER_DIRECTORIES = ("search", "worker", "lifecycle")  # duplicate detection is retrieval too
+REAL_EMBEDDER_DIRECTORIES = ("search", "worker", "lifecycle", "trust")  # duplicate detection is retrieval too
 
 
 @dataclass
@@ -228,6 +228,10 @@ def superuser_principal(acme: Tenant) -> Principal:
 MemoryFactory = Callable[..., Memory]
 
 
+def spelled_number(number: int) -> str:
+    return "".join("abcdefghij"[int(digit)] for digit in str(number))
+
+
 @pytest.fixture
 def make_memory(acme: Tenant) -> MemoryFactory:
     counter = iter(range(1, 10_000))
@@ -237,7 +241,8 @@ def make_memory(acme: Tenant) -> MemoryFactory:
         data: dict[str, Any] = {
             "scope_type": "organization",
             "memory_type": "fact",
-            "current_content": f"Fact number {n} about the deployment pipeline.",
+            # The number spelt in letters: texts alike but for a number are contradiction candidates.
+            "current_content": f"Fact {spelled_number(n)} about the deployment pipeline.",
         }
         data.update(fields)
         # Setting up: a repository named here is created as an admin would have created it.

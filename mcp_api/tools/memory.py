@@ -7,7 +7,6 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from knowledge.services import link_create
-from lifecycle.selectors import possible_duplicates
 from mcp_api.arguments import (
     Importance,
     MemoryId,
@@ -18,7 +17,7 @@ from mcp_api.arguments import (
     TypeArg,
     enum_arg,
 )
-from mcp_api.payloads import hints_payload, memory_payload
+from mcp_api.payloads import memory_payload, written_payload
 from mcp_api.server import tool
 from memories import services
 from memories.batch import memory_batch_create
@@ -37,9 +36,15 @@ def _write_data(**fields: Any) -> dict[str, Any]:
         "Create one memory: a single fact, rule, decision or preference. Search first to avoid duplicates. "
         "With `id`, updates that memory if it exists (upsert) or creates it with that id (a random UUID). "
         "Pass `idempotency_key` to make retries safe: the same key with the same content returns the memory "
-        "created the first time. Returns the memory as JSON, with `possible_duplicates`: up to three memories of "
-        "the same scope that say nearly the same ({id, title, similarity}). If one says what you meant, update "
-        "it (memory-update) and delete or merge (memory-consolidate) the new one instead of keeping both."
+        "created the first time. Returns the memory as JSON with its `author` and `review` ({state: unreviewed, "
+        "verified or locked, by, at, flags}), and `possible_duplicates`: up to three memories of the same scope "
+        "that say nearly the same ({id, title, similarity}). If one says what you meant, update it (memory-update) "
+        "and delete or merge (memory-consolidate) the new one instead of keeping both. `conflicts` lists memories "
+        "this one contradicts (a time, number, name or negation differs); curators are asked to decide. `notes` "
+        "says what the organization's write policy did: below the curator role, types that need review, pins "
+        "and text addressed to other agents are stored as drafts, and importance is capped. Never write "
+        "credentials: a key, token or password is refused (or redacted, if the organization says so); write "
+        "where the secret is kept instead."
     ),
 )
 def memory_write(
@@ -99,7 +104,7 @@ def memory_write(
             tags=tags,
         ),
     )
-    return memory_payload(memory, possible_duplicates=hints_payload(possible_duplicates([memory])[memory.pk]))
+    return written_payload(memory)
 
 
 @tool(
@@ -107,7 +112,9 @@ def memory_write(
     title="Update a memory",
     description=(
         "Change an existing memory by id. Only the fields you send change; sending the same values again "
-        "changes nothing. Locked memories can only be changed by curators. Returns the memory as JSON."
+        "changes nothing. Locked memories can only be changed by curators; a superseded memory cannot be changed "
+        "(the error names the memory that replaced it). A change to a verified memory makes it unreviewed again "
+        "until a curator looks. Returns the memory as JSON, with `notes` on what the write policy did."
     ),
     idempotent=True,
 )
@@ -138,7 +145,7 @@ def memory_update(
         repository=repository,
     )
     memory = services.memory_update(principal=principal, memory_id=id, data=data, reason=reason or "")
-    return memory_payload(memory)
+    return memory_payload(memory, notes=[note.as_dict() for note in memory.write_notes])
 
 
 @tool(
@@ -207,13 +214,8 @@ def memory_batch_write(
     organization: Annotated[str | None, Field(description="Your organization's slug (optional).")] = None,
 ) -> list[dict[str, Any]]:
     results = memory_batch_create(principal=principal, entries=memories, organization=organization)
-    hints = possible_duplicates([result.memory for result in results if result.memory is not None])
     return [
-        {
-            "index": result.index,
-            "ok": True,
-            "memory": memory_payload(result.memory, possible_duplicates=hints_payload(hints[result.memory.pk])),
-        }
+        {"index": result.index, "ok": True, "memory": written_payload(result.memory)}
         if result.memory is not None
         else {"index": result.index, "ok": False, "error": result.error.message if result.error else "failed"}
         for result in results

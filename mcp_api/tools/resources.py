@@ -18,7 +18,8 @@ INDEX_SIZE = 50
     "memory://index",
     name="memory-index",
     description=(
-        "The 50 most recently changed memories you can see and valid now, as lightweight entries without content."
+        "The 50 most recently changed memories you can see that are in force now (not deprecated or superseded), "
+        "as lightweight entries without content, each with its author and review state."
     ),
 )
 def memory_index(principal: Principal) -> str:

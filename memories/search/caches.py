@@ -96,7 +96,7 @@ def scope_as_sql(scope: QuerySet[Any], *columns: str) -> tuple[str, list[Any]]:
 
 # Every column of the scope a retriever or the features read; unread ones cost nothing, as the
 # subquery is pulled up into the query around it.
-SCOPE_COLUMNS = ("id", "organization_id", "importance", "created_at", "source", "search_vector", "embedding")
+SCOPE_COLUMNS = ("id", "organization_id", "importance", "created_at", "source", "search_vector", "embedding", "status")
 
 
 @dataclass(frozen=True)

@@ -49,11 +49,12 @@ _QUERY = """WITH q AS (SELECT %s::vector AS v, %s::text[] AS lexemes, %s::float8
 def _features(x: str) -> str:
     """The features of memory ``x``: cosine similarity, BM25 (as memories.search.keyword computes it),
     whether it says when, whether it is from the days the query names; after its id, importance and
-    created_at (in microseconds)."""
+    created_at (in microseconds); then its status (the review prior, memories.search.fusion.boost)."""
     return (
         f"{x}.id, {x}.importance, {created_micros(x)}, 1 - ({x}.embedding <=> q.v), {bm25_sql(x)},"
         f" {x}.current_content ~* q.says_when,"
-        f" (coalesce({x}.valid_from, {x}.created_at) AT TIME ZONE 'UTC')::date BETWEEN q.first_day AND q.last_day"
+        f" (coalesce({x}.valid_from, {x}.created_at) AT TIME ZONE 'UTC')::date BETWEEN q.first_day AND q.last_day,"
+        f" {x}.status"
     )
 
 
@@ -71,7 +72,7 @@ _AROUND = """, around AS (SELECT m.id, b.id AS before_id, a.id AS after_id FROM 
 {after}
 WHERE m.id = ANY(%s::uuid[]))"""
 
-_WIDTH = 7  # id, importance, created_at and the four features
+_WIDTH = 8  # id, importance, created_at, the four features and the status
 
 
 def _query_params(context: QueryContext) -> list[Any]:
@@ -88,7 +89,7 @@ def _query_params(context: QueryContext) -> list[Any]:
 
 
 def _candidate(row: tuple[Any, ...], mass: float) -> Candidate:
-    pk, importance, created, cosine, bm25, states_time, in_span = row
+    pk, importance, created, cosine, bm25, states_time, in_span, status = row
     similarity = None if cosine is None else float(cosine)
     keyword = float(bm25 or 0.0)
     features = Features(
@@ -106,6 +107,7 @@ def _candidate(row: tuple[Any, ...], mass: float) -> Candidate:
         similarity=similarity,
         keyword=keyword or None,
         features=features,
+        status=status,
     )
 
 

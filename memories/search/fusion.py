@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from memories.models import Status
 from memories.search.cursors import Scales
 from memories.search.params import Candidate, Fusion, SearchParams
 
@@ -61,9 +62,25 @@ def _merge(vector_hits: list[Candidate], keyword_hits: list[Candidate]) -> dict[
     return merged
 
 
+def review_prior(status: str) -> float:
+    """What a memory's standing multiplies its relevance by: curated (locked, then verified) before
+    unreviewed among memories that answer a query comparably, and an active memory (its writer
+    stands behind it) before a draft (its writer was unsure, or the write policy holds it for a
+    curator: a rule, a pin, text addressed to other agents). The score itself is left as it is: it
+    says how likely the memory answers, not who stands behind it (bench/review_prior.py measured both)."""
+    if status == Status.LOCKED:
+        return 1.0
+    if status == Status.VERIFIED:
+        return float(settings.SEARCH_REVIEW_PRIOR_VERIFIED)
+    if status == Status.ACTIVE:
+        return float(settings.SEARCH_REVIEW_PRIOR_ACTIVE)
+    return float(settings.SEARCH_REVIEW_PRIOR_DRAFT)
+
+
 def boost(candidate: Candidate, params: SearchParams, now: datetime | None = None) -> float:
-    """The factor the importance and recency boosts a caller asked for multiply a relevance by."""
-    factor = 1.0
+    """The factor a relevance is multiplied by: the review prior, and the importance and recency boosts
+    a caller asked for."""
+    factor = review_prior(candidate.status)
     if params.importance_boost:
         factor *= 1 + params.importance_boost * (candidate.importance - 1) / 9
     if params.recency_boost:

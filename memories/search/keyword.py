@@ -162,13 +162,13 @@ def keyword_candidates(
     scope = ScopeSQL.of(scope)
     matches = text_match("s.search_vector", scan=total <= settings.SEARCH_KEYWORD_SCAN_LIMIT)
     bm25, bm25_params = terms.bm25_sql("p")
-    ranked = f"SELECT p.id, p.importance, p.created_at, p.source, {bm25} AS bm25"
+    ranked = f"SELECT p.id, p.importance, p.created_at, p.source, {bm25} AS bm25, p.status"
 
-    def best(selecting: list[str]) -> list[tuple[Any, int, int, float, bool]]:
+    def best(selecting: list[str]) -> list[tuple[Any, int, int, float, bool, str]]:
         any_term = " | ".join(quote_lexeme(lx) for lx in selecting)
         pre_rank = max(KEYWORD_PRE_RANK, 3 * k)
         params = [*bm25_params, *scope.params, any_term]
-        columns = "s.id, s.importance, s.created_at, s.source, s.search_vector"
+        columns = "s.id, s.importance, s.created_at, s.source, s.search_vector, s.status"
         rows = f"SELECT {columns} FROM ({scope.sql}) s WHERE {matches}"  # noqa: S608 - our SQL and the scope's, values as parameters
         if sum(frequencies.get(lx, 0) for lx in selecting) > pre_rank:
             # Many matches: BM25 (a subquery a row) scores only the best by each term's ts_rank
@@ -181,7 +181,7 @@ def keyword_candidates(
         # carry besides (created_at in microseconds, the session) is read of the best k alone.
         order = "ORDER BY k.bm25 DESC, k.importance DESC, k.created_at DESC, k.id"
         sql = (
-            f"SELECT k.id, k.importance, {created_micros('k')}, k.bm25, {in_session('k')} FROM ("  # noqa: S608 - as above
+            f"SELECT k.id, k.importance, {created_micros('k')}, k.bm25, {in_session('k')}, k.status FROM ("  # noqa: S608 - as above
             f"{ranked} FROM ({rows}) p ORDER BY 5 DESC, 2 DESC, 3 DESC, 1 LIMIT %s) k {order}"
         )
         # Bound apart from its text: the lexemes and weights are not parsed as literals.
@@ -202,8 +202,9 @@ def keyword_candidates(
             keyword=score,
             keyword_rank=rank,
             in_session=session,
+            status=status,
         )
-        for rank, (pk, importance, created, score, session) in enumerate(rows, start=1)
+        for rank, (pk, importance, created, score, session, status) in enumerate(rows, start=1)
     ]
     # With enough candidates from the rarer terms, the best of them are what scaling looks at anyway.
     floor = selection.left_out_score if len(rows) < settings.SEARCH_CANDIDATES else None

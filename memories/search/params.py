@@ -187,6 +187,8 @@ class Candidate:
     features: Features | None = None
     # Written in a conversation session (source.session): its neighbours there join the features.
     in_session: bool = False
+    # Its status: how far curators stand behind it orders it among comparable answers (fusion.boost).
+    status: str = ""
 
     @property
     def created_at(self) -> datetime:

@@ -36,7 +36,7 @@ def vector_candidates(
     # pass the tenant and filters.
     ordering = "(s.embedding <=> %s::vector) + 0" if small else "s.embedding <=> %s::vector"
     sql = (
-        f"SELECT s.id, s.importance, {created_micros('s')}, s.embedding <=> %s::vector, {in_session('s')} "  # noqa: S608 - our SQL and the scope's, values as parameters
+        f"SELECT s.id, s.importance, {created_micros('s')}, s.embedding <=> %s::vector, {in_session('s')}, s.status "  # noqa: S608 - our SQL and the scope's, values as parameters
         f"FROM ({scope.sql}) s WHERE s.embedding IS NOT NULL ORDER BY {ordering} LIMIT %s"
     )
     text = vector if isinstance(vector, str) else vector_text(vector)
@@ -72,6 +72,7 @@ def vector_candidates(
             similarity=1.0 - dist,
             vector_rank=rank,
             in_session=session,
+            status=status,
         )
-        for rank, (pk, importance, created, dist, session) in enumerate(rows, start=1)
+        for rank, (pk, importance, created, dist, session, status) in enumerate(rows, start=1)
     ]

@@ -77,6 +77,7 @@ from rest_api.serializers.memories import (
     MemoryCreateSerializer,
     MemoryPageSerializer,
     MemorySerializer,
+    MemoryUpdatedSerializer,
     MemoryUpdateSerializer,
     MemoryWriteFields,
     MemoryWrittenSerializer,
@@ -99,6 +100,8 @@ from rest_api.serializers.organization import (
     TextUpdateSerializer,
     TokenCreateSerializer,
     TokenSerializer,
+    WritePolicySerializer,
+    WritePolicyUpdateSerializer,
 )
 
 __all__ = [
@@ -150,6 +153,7 @@ __all__ = [
     "MemoryPageSerializer",
     "MemorySerializer",
     "MemoryUpdateSerializer",
+    "MemoryUpdatedSerializer",
     "MemoryWriteFields",
     "MemoryWrittenSerializer",
     "PossibleDuplicateSerializer",
@@ -181,5 +185,7 @@ __all__ = [
     "TripleQuerySerializer",
     "TripleSerializer",
     "VersionSerializer",
+    "WritePolicySerializer",
+    "WritePolicyUpdateSerializer",
     "memory_representation",
 ]

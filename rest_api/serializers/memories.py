@@ -10,9 +10,19 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from memories import validation
-from memories.models import IMPORTANCE_MAX, IMPORTANCE_MIN, Memory, MemoryType, ScopeType, Status
+from memories.models import (
+    IMPORTANCE_MAX,
+    IMPORTANCE_MIN,
+    AuthorKind,
+    Memory,
+    MemoryType,
+    ReviewState,
+    ScopeType,
+    Status,
+)
 from memories.public import MEMORY_FIELDS, memory_values
 from memories.search import MAX_QUERY_CHARS, MAX_RESULTS, Fusion, SearchMode
+from memories.trust import author_payload, review_payload
 from rest_api.serializers.base import ErrorDetailSerializer, StrictSerializer
 
 # --- memories ------------------------------------------------------------------------------------
@@ -111,6 +121,35 @@ class InvalidateSerializer(StrictSerializer):
     superseded_by = serializers.UUIDField(required=False, allow_null=True, help_text="The memory that replaces it.")
 
 
+class AuthorSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        AuthorKind.choices, help_text="agent (an API token), person (logged in) or system (the platform)."
+    )
+    name = serializers.CharField(allow_null=True, help_text="The token's name, or the person's username.")
+
+    def to_representation(self, instance: Memory) -> dict[str, Any]:
+        return author_payload(instance)
+
+
+class ReviewSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(
+        ReviewState.choices,
+        help_text="locked or verified: a curator stands behind it; unreviewed: what an agent or person wrote.",
+    )
+    by = serializers.CharField(allow_null=True, help_text="Who verified or locked it.")
+    at = serializers.DateTimeField(allow_null=True, help_text="When.")
+    flags = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="What a curator should look at before standing behind it: instructions (text that addresses "
+        "the reading agent with orders), pin, rule, importance, credentials (redacted), reviewed_changed.",
+    )
+
+    def to_representation(self, instance: Memory) -> dict[str, Any]:
+        review = review_payload(instance)
+        review["at"] = self.fields["at"].to_representation(instance.reviewed_at) if review["at"] else None
+        return review
+
+
 class MemorySerializer(serializers.Serializer):
     id = serializers.UUIDField()
     organization = serializers.CharField(source="organization.slug")
@@ -131,6 +170,10 @@ class MemorySerializer(serializers.Serializer):
     superseded_by = serializers.UUIDField(source="superseded_by_id", allow_null=True)
     deleted_at = serializers.DateTimeField(allow_null=True)
     source = serializers.DictField()
+    author = AuthorSerializer(source="*", help_text="Who wrote the memory's text as it reads now.")
+    review = ReviewSerializer(
+        source="*", help_text="How far curators stand behind it. Curated memories outrank unreviewed ones."
+    )
     embedding_status = serializers.CharField(help_text="ready, pending (being embedded) or failed.")
 
     def get_fields(self) -> dict[str, serializers.Field]:
@@ -160,6 +203,7 @@ def memory_representation(memory: Memory) -> dict[str, Any]:
     data = memory_values(memory)
     for name in _MOMENTS:
         data[name] = moment(getattr(memory, name))
+    data["review"]["at"] = moment(memory.reviewed_at) if data["review"]["at"] else None
     for name in ("metadata", "source"):
         value = data[name]
         data[name] = None if value is None else {str(key): item for key, item in value.items()}
@@ -176,6 +220,29 @@ class PossibleDuplicateSerializer(serializers.Serializer):
     similarity = serializers.FloatField(help_text="Cosine similarity to the memory just written (0 to 1).")
 
 
+class ConflictSerializer(PossibleDuplicateSerializer):
+    status = serializers.ChoiceField(Status.choices, help_text="The status of the memory it contradicts.")
+    differences = serializers.DictField(
+        help_text="What differs: numbers, values (names) or negations, each as {first: [...], second: [...]} "
+        "with first the memory just written."
+    )
+
+
+class WriteNoteSerializer(serializers.Serializer):
+    code = serializers.CharField(
+        help_text="status, importance, pin, rule, instructions, credentials, reviewed_changed: what the write "
+        "policy did or flagged."
+    )
+    field = serializers.CharField(allow_null=True)
+    message = serializers.CharField()
+
+
+class MemoryUpdatedSerializer(MemorySerializer):
+    notes = WriteNoteSerializer(
+        many=True, help_text="What the organization's write policy did to this change; empty when stored as sent."
+    )
+
+
 class MemoryWrittenSerializer(MemorySerializer):
     possible_duplicates = PossibleDuplicateSerializer(
         many=True,
@@ -183,6 +250,16 @@ class MemoryWrittenSerializer(MemorySerializer):
             "Up to three memories of the same scope nearly alike (at least CONSOLIDATION_RELATED similar): "
             "update one of them instead of keeping two, or merge them (POST /memories/consolidate/)."
         ),
+    )
+    conflicts = ConflictSerializer(
+        many=True,
+        help_text="Up to three memories of the same scope that this one contradicts (a time, a number, a name or a "
+        "negation differs). Each also became a contradiction proposal for the curators.",
+    )
+    notes = WriteNoteSerializer(
+        many=True,
+        help_text="What the organization's write policy did to this write (stored as a draft, importance capped, "
+        "credentials redacted, flagged for review). Empty when the write was stored as sent.",
     )
 
 

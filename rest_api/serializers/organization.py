@@ -1,9 +1,10 @@
-"""Request and response shapes of repositories, tokens, texts and status."""
+"""Request and response shapes of repositories, tokens, texts, the write policy and status."""
 
 from __future__ import annotations
 
 from rest_framework import serializers
 
+from memories.models import IMPORTANCE_MAX, IMPORTANCE_MIN, CredentialHandling, MemoryType
 from organizations.models import Role, slug_validator
 from organizations.selectors import STATUS_REPOSITORIES_SHOWN
 from rest_api.serializers.base import StrictSerializer
@@ -75,3 +76,36 @@ class StatusSerializer(serializers.Serializer):
         help_text=f"The organization's repository slugs (the first {STATUS_REPOSITORIES_SHOWN}, alphabetically).",
     )
     lifecycle = serializers.DictField(help_text="Open proposals by kind, and the last run of each lifecycle worker.")
+
+
+class WritePolicySerializer(serializers.Serializer):
+    agent_active_types = serializers.ListField(
+        child=serializers.ChoiceField(MemoryType.choices),
+        help_text="Memory types an agent (any role below curator) may make active; other types are stored as drafts "
+        "for a curator to review.",
+    )
+    agent_max_importance = serializers.IntegerField(
+        min_value=IMPORTANCE_MIN,
+        max_value=IMPORTANCE_MAX,
+        help_text="The highest importance an agent may set; a higher one is stored as this and flagged.",
+    )
+    pin_requires_curator = serializers.BooleanField(
+        help_text="An agent's pin (tag 'pinned' or metadata pinned: true) waits as a draft for a curator."
+    )
+    credentials = serializers.ChoiceField(
+        CredentialHandling.choices,
+        help_text="refuse: a write holding a credential fails, naming its kind and place; redact: it is stored with "
+        "each credential replaced by [REDACTED: kind]. Either way no credential is ever stored.",
+    )
+    updated_at = serializers.DateTimeField(allow_null=True, read_only=True)
+    updated_by = serializers.CharField(allow_null=True, read_only=True)
+
+
+class WritePolicyUpdateSerializer(StrictSerializer):
+    agent_active_types = serializers.ListField(child=serializers.ChoiceField(MemoryType.choices), required=False)
+    agent_max_importance = serializers.IntegerField(min_value=IMPORTANCE_MIN, max_value=IMPORTANCE_MAX, required=False)
+    pin_requires_curator = serializers.BooleanField(required=False)
+    credentials = serializers.ChoiceField(CredentialHandling.choices, required=False)
+    reason = serializers.CharField(
+        required=False, allow_blank=True, max_length=2000, help_text="Kept in the audit log."
+    )

@@ -11,10 +11,10 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from lifecycle.selectors import PossibleDuplicate, possible_duplicates
 from memories import services, validation
 from memories.batch import memory_batch_create
 from memories.models import Memory
+from memories.public import written_values
 from memories.search import SearchPage, SearchParams, memory_search
 from memory_platform.exceptions import DomainError
 from rest_api import serializers as s
@@ -76,13 +76,14 @@ def _idempotency_key(request: Request, body_key: str | None) -> str | None:
     return header if header is not None else body_key
 
 
-def written_data(memory: Memory, hints: list[PossibleDuplicate]) -> dict[str, Any]:
-    return {**memory_data(memory), "possible_duplicates": s.PossibleDuplicateSerializer(hints, many=True).data}
+def written_data(memory: Memory) -> dict[str, Any]:
+    """A written memory with what the write's answer adds (hints, conflicts, the write policy's notes)."""
+    return {**memory_data(memory), **written_values(memory)}
 
 
 def _created_response(memory: Memory, created: bool) -> Response:
     """201 with Location for a memory this request created; 200 for a replay or an upsert."""
-    data = written_data(memory, possible_duplicates([memory])[memory.pk])
+    data = written_data(memory)
     if created:
         location = reverse("api:memory-detail", kwargs={"memory_id": memory.pk})
         return Response(data, status=status.HTTP_201_CREATED, headers={"Location": location})
@@ -171,7 +172,11 @@ class MemoryListView(ApiView):
             "Create one memory; 201 with its Location. With `id`, an upsert: an existing memory is updated (200). "
             "A retry with the same Idempotency-Key and content returns the first result (200). "
             "`possible_duplicates` lists memories of the same scope that say nearly the same: update one of them "
-            "rather than keep both, or merge them."
+            "rather than keep both, or merge them. `conflicts` lists those it contradicts (each also becomes a "
+            "proposal for curators). `notes` says what the organization's write policy did: below the curator role, "
+            "a type that needs review, a pin or text that reads as instructions to agents is stored as a draft, and "
+            "importance is capped. A credential in any field is refused (400, naming its kind and place, never its "
+            "value) or, where the policy says so, redacted."
         ),
         parameters=[IdempotencyKeyParameter],
         request=s.MemoryCreateSerializer,
@@ -241,7 +246,6 @@ class MemoryBatchView(ApiView):
                 for index, entry in enumerate(entries)
             ]
         results = memory_batch_create(principal=self.principal, entries=entries)
-        hints = possible_duplicates([result.memory for result in results if result.memory is not None])
         body = []
         for result in results:
             error = result.error
@@ -249,7 +253,7 @@ class MemoryBatchView(ApiView):
                 {
                     "index": result.index,
                     "ok": result.ok,
-                    "memory": written_data(result.memory, hints[result.memory.pk]) if result.memory else None,
+                    "memory": written_data(result.memory) if result.memory else None,
                     "error": _error_data(error) if error is not None else None,
                 }
             )

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from knowledge.selectors import memory_graph, memory_links
 from memories import selectors, services
 from memories.models import Memory
+from memories.public import written_values
 from rest_api import serializers as s
 from rest_api.views.base import ApiView
 from rest_api.views.memories import TAG, MemoryIdParameter, memory_data
@@ -42,17 +43,21 @@ class MemoryDetailView(ApiView):
         tags=TAG,
         operation_id="memories_partial_update",
         summary="Change a memory",
-        description="Only the fields sent change. Locked memories can only be changed by curators.",
+        description=(
+            "Only the fields sent change. Locked memories can only be changed by curators; a superseded memory "
+            "is not changed at all (409 names its survivor). Below the curator role a change to a verified memory "
+            "makes it unreviewed again, and `notes` says what the write policy did."
+        ),
         parameters=[MemoryIdParameter],
         request=s.MemoryUpdateSerializer,
-        responses={200: s.MemorySerializer},
+        responses={200: s.MemoryUpdatedSerializer},
         examples=[OpenApiExample("Raise importance", value={"importance": 9, "reason": "caused an incident"})],
     )
     def patch(self, request: Request, memory_id: str) -> Response:
         data = self.body(s.MemoryUpdateSerializer)
         reason = data.pop("reason", "")
         memory = services.memory_update(principal=self.principal, memory_id=memory_id, data=data, reason=reason)
-        return Response(memory_data(memory))
+        return Response({**memory_data(memory), "notes": written_values(memory)["notes"]})
 
     @extend_schema(
         tags=TAG,

@@ -1,4 +1,4 @@
-"""/api/v1/repositories/, /tokens/, /texts/ and /status/: the organization itself."""
+"""/api/v1/repositories/, /tokens/, /texts/, /write-policy/ and /status/: the organization itself."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from instructions.selectors import instruction_text_get, instruction_text_list
 from instructions.services import instruction_text_reset, instruction_text_set
 from lifecycle.selectors import lifecycle_report
 from memories.selectors import memory_status_report
+from memories.write_policy import write_policy_get, write_policy_update, write_policy_values
 from organizations import selectors, services
 from rest_api import serializers as s
 from rest_api.views.base import ApiView, created_status
@@ -170,3 +171,33 @@ class StatusView(ApiView):
     )
     def get(self, request: Request) -> Response:
         return Response({**memory_status_report(self.principal), "lifecycle": lifecycle_report(self.principal)})
+
+
+class WritePolicyView(ApiView):
+    @extend_schema(
+        tags=["organization"],
+        operation_id="write_policy_retrieve",
+        summary="The organization's write policy",
+        description=(
+            "What agents (every role below curator) may write without a curator's review: which memory types they "
+            "may make active, the highest importance they may set, whether a pin waits for a curator, and what "
+            "happens to a write holding a credential. Writes outside it are stored as drafts or capped, and say so."
+        ),
+        responses={200: s.WritePolicySerializer},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(write_policy_values(write_policy_get(self.principal)))
+
+    @extend_schema(
+        tags=["organization"],
+        operation_id="write_policy_update",
+        summary="Change the write policy (admins)",
+        description="Only the fields sent change; the change is audited with the values before and after.",
+        request=s.WritePolicyUpdateSerializer,
+        responses={200: s.WritePolicySerializer},
+    )
+    def patch(self, request: Request) -> Response:
+        data = self.body(s.WritePolicyUpdateSerializer)
+        reason = data.pop("reason", "")
+        policy = write_policy_update(principal=self.principal, data=data, reason=reason)
+        return Response(write_policy_values(policy))

@@ -32,9 +32,12 @@ def _ask(client: Client, action: str, *memories: Memory) -> TestResponse:
     )
 
 
-def _run(client: Client, action: str, *memories: Memory, reason: str = "reviewed in the admin") -> TestResponse:
-    """Confirm an action with a reason, as the reason page posts it; returns the list shown afterwards."""
-    changelist = reverse(CHANGELIST)
+def _run(
+    client: Client, action: str, *memories: Memory, reason: str = "reviewed in the admin", shown: str = ""
+) -> TestResponse:
+    """Confirm an action with a reason, as the reason page posts it; returns the list shown afterwards.
+    ``shown``: the list's filter the memories are on (by default it shows what is in force)."""
+    changelist = reverse(CHANGELIST) + (f"?shown={shown}" if shown else "")
     response = client.post(
         changelist,
         {
@@ -161,7 +164,7 @@ def test_deprecate_then_reactivate_brings_back_the_status_it_had(
     memory_verify(principal=acme.curator, memory_id=memory.pk)
 
     _run(curator_client, "deprecate", memory, reason="looked like a duplicate")
-    response = _run(curator_client, "reactivate", memory, reason="it is the canonical rule")
+    response = _run(curator_client, "reactivate", memory, reason="it is the canonical rule", shown="retired")
 
     memory.refresh_from_db()
     assert (memory.status, memory.version) == ("verified", 4)
@@ -178,10 +181,10 @@ def test_soft_delete_and_restore(make_memory: MemoryFactory, curator_client: Cli
     assert memory.deleted_at is not None
     assert _latest_version(memory).change == "delete"
     # A deleted memory stays in the admin, so it can be restored.
-    deleted = curator_client.get(reverse(CHANGELIST), {"deleted": "yes"})
+    deleted = curator_client.get(reverse(CHANGELIST), {"shown": "deleted"})
     assert [m.pk for m in deleted.context["cl"].result_list] == [memory.pk]
 
-    response = _run(curator_client, "restore", memory)
+    response = _run(curator_client, "restore", memory, shown="deleted")
     memory.refresh_from_db()
     assert (memory.deleted_at, memory.version) == (None, 3)
     assert _latest_version(memory).change == "restore"

@@ -40,6 +40,7 @@ def test_a_curator_works_the_queue_then_an_agent_meets_the_lock(
     acme: Tenant, make_memory: MemoryFactory, make_staff: StaffFactory, browser: Browser, agent_over_mcp: McpClient
 ) -> None:
     release = make_memory(
+        acme.curator,  # importance 9: above what an agent may set (the write policy)
         title="Release freeze",
         current_content="No releases during the last week of the quarter.",
         importance=9,

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from lifecycle.detection import MatchKind, classify, differences, matches_for, normalized_content
+from memories.similarity import MatchKind, classify, differences, matches_for, normalized_content
 from tests.conftest import MemoryFactory, Tenant
 
 pytestmark = pytest.mark.django_db

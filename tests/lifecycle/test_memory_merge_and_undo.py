@@ -46,6 +46,7 @@ def trio(acme: Tenant, make_memory: MemoryFactory) -> list[Memory]:
             importance=5, tags=["deploy"], metadata={"team": "ops", "since": 2024}, status="active",
         ),
         make_memory(
+            acme.curator,  # importance 8: above what an agent may set (the write policy)
             current_content="No deploys on Friday afternoon!\nIt breaks weekends.",
             importance=8, tags=["deploy", "friday"], metadata={"team": "platform"},
         ),

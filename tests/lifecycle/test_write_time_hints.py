@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lifecycle.selectors import possible_duplicates
+from memories.hints import WriteHints, write_hints
 from memories.models import Memory
 from tests.conftest import MemoryFactory, Tenant
 from tests.rest_api.conftest import API, client_with
@@ -44,4 +44,4 @@ def test_a_memory_stored_without_an_embedding_gets_no_hints(acme: Tenant, make_m
     Memory.objects.filter(pk=pending.pk).update(embedding=None, embedding_status="pending")
     pending.refresh_from_db()
 
-    assert possible_duplicates([pending]) == {pending.pk: []}
+    assert write_hints([pending]) == {pending.pk: WriteHints()}

@@ -22,7 +22,11 @@ def knowledge(curator: McpClient) -> dict[str, dict[str, Any]]:
             "importance": 10,
             "current_content": "Never store card numbers; use the payment provider's tokens.",
         },
-        "work": {"tags": ["work"], "current_content": "Run the payments test suite before opening a PR."},
+        "work": {
+            "tags": ["work"],
+            "status": "verified",  # the rules layer holds what curators stand behind
+            "current_content": "Run the payments test suite before opening a PR.",
+        },
         **{f"filler{n}": {"current_content": f"{FILLER} Variant {n}."} for n in range(6)},
     }
     batch = [{"scope_type": "organization", "memory_type": "fact"} | entry for entry in entries.values()]

@@ -33,8 +33,9 @@ def test_write_returns_the_contract_memory_object_with_defaults(agent: McpClient
     assert memory["metadata"] == {}
 
 
-def test_write_keeps_every_given_field(agent: McpClient) -> None:
-    memory = agent.ok(
+def test_write_keeps_every_given_field(curator: McpClient) -> None:
+    # A curator: below that role the write policy keeps a convention as a draft and caps importance at 7.
+    memory = curator.ok(
         "memory-write",
         {
             "organization": "acme",

@@ -17,7 +17,7 @@ SECRET = "Acme's merger with Initech closes on 2027-03-01; codename BLUE HERON."
 
 @pytest.fixture
 def acme_memories(agent: McpClient, write_memory: WriteMemory) -> tuple[dict[str, Any], dict[str, Any]]:
-    secret = write_memory(memory_type="decision_log", current_content=SECRET, status="active", importance=10)
+    secret = write_memory(memory_type="fact", current_content=SECRET, status="active", importance=7)
     other = write_memory(current_content="Acme's finance team approves all mergers.")
     agent.ok("memory-link", {"source_id": secret["id"], "target_id": other["id"]})
     return secret, other

@@ -18,7 +18,7 @@ from memories.models import Memory, MemoryVersion
 from memories.services import WRITABLE_FIELDS, memory_create, memory_snapshot
 from memory_platform.exceptions import Conflict, PermissionDenied
 from organizations.models import AuditEvent, Repository
-from tests.conftest import Tenant
+from tests.conftest import Tenant, spelled_number
 
 
 def _entry(text: str, **fields: Any) -> dict[str, Any]:
@@ -59,7 +59,8 @@ def test_each_memory_gets_its_version_and_audit_event(acme: Tenant) -> None:
 
 def test_the_inserts_are_one_per_table_per_pipeline_chunk(acme: Tenant) -> None:
     def inserts(count: int, start: int) -> int:
-        entries = [_entry(f"Fact {n} about the pipeline.") for n in range(start, start + count)]
+        # Spelt, not numbered: texts alike but for a number are contradiction candidates (a proposal each).
+        entries = [_entry(f"Fact {spelled_number(n)} about the pipeline.") for n in range(start, start + count)]
         with CaptureQueriesContext(connection) as captured:
             assert all(r.ok for r in memory_batch_create(principal=acme.agent, entries=entries))
         return len(_writes(captured))

@@ -39,6 +39,7 @@ def library(acme: Tenant, globex: Tenant, make_memory: MemoryFactory, superuser_
         metadata={"team": "platform", "env": "prod"},
     )
     web_rule = make_memory(
+        acme.curator,  # an active rule: an agent's would wait as a draft (the write policy)
         scope_type="repository",
         repository="web",
         memory_type="business_rule",
@@ -58,7 +59,9 @@ def library(acme: Tenant, globex: Tenant, make_memory: MemoryFactory, superuser_
     system_fact = make_memory(
         superuser_principal, scope_type="system", current_content="All times are stored in UTC.", importance=2
     )
-    deprecated = make_memory(memory_type="convention", current_content="Tabs for indentation.", importance=9)
+    deprecated = make_memory(
+        acme.curator, memory_type="convention", current_content="Tabs for indentation.", importance=9
+    )
     memory_deprecate(principal=acme.curator, memory_id=deprecated.id)
     deleted = make_memory(current_content="The old VPN host is vpn1.", importance=4)
     memory_delete(principal=acme.agent, memory_id=deleted.id)

@@ -95,10 +95,12 @@ def test_unlock_returns_memory_to_verified(acme: Tenant, locked: Memory) -> None
     assert latest is not None
     assert (latest.change, latest.snapshot["status"], latest.reason) == ("status", "verified", "needs a revision")
 
-    # Unlocked, an agent may edit it again (it stays verified).
+    # Unlocked, an agent may edit it again; the changed memory waits as a draft until a curator
+    # reviews the change (curators stand behind what they read, not what it became).
     memory_update(principal=acme.agent, memory_id=locked.id, data={"current_content": "Releases on Fridays."})
     stored = Memory.objects.get(pk=locked.id)
-    assert (stored.current_content, stored.status) == ("Releases on Fridays.", "verified")
+    assert (stored.current_content, stored.status, stored.reviewed_by) == ("Releases on Fridays.", "draft", "")
+    assert "reviewed_changed" in [flag["code"] for flag in stored.review_flags]
 
 
 def test_unlock_of_unlocked_memory_is_a_conflict(acme: Tenant, make_memory: MemoryFactory) -> None:

@@ -15,12 +15,15 @@ pytestmark = pytest.mark.real_embedder
 
 @pytest.fixture
 def knowledge(acme: Tenant, make_memory: MemoryFactory) -> dict[str, object]:
+    # What fills the pinned and rules layers is what curators stand behind (tests/trust has the rest).
     pinned = make_memory(current_content="Always answer in British English.", tags=["pinned"], importance=3)
+    memory_verify(principal=acme.curator, memory_id=pinned.id)
     locked = make_memory(memory_type="business_rule", current_content="Refunds above 500 EUR need two approvals.")
     memory_lock(principal=acme.curator, memory_id=locked.id)
     verified = make_memory(memory_type="convention", current_content="Branch names start with the ticket key.")
     memory_verify(principal=acme.curator, memory_id=verified.id)
     review = make_memory(current_content="Reviewers check migrations for table locks.", tags=["review"])
+    memory_verify(principal=acme.curator, memory_id=review.id)
     relevant = make_memory(current_content="The payments service retries webhooks three times.")
     filler = [make_memory(current_content=f"Unrelated note number {n} about office plants.") for n in range(5)]
     return {
@@ -66,7 +69,7 @@ def test_idempotency_key_returns_the_same_bundle(
 
 def test_each_entry_says_why_it_is_there(acme: Tenant, knowledge: dict[str, object]) -> None:
     bundle = memory_recall(acme.agent, phases=["review"], query="payments webhooks", budget_tokens=4000)
-    why = {line.split("; ", 1)[1].split(")")[0] for line in bundle.splitlines() if line.startswith("- **")}
+    why = {line.split("; ")[1] for line in bundle.splitlines() if line.startswith("- **")}
 
     assert why >= {"pinned", "rule: locked", "rule: verified", "rule for phase review"}
     relevant = [reason for reason in why if reason.startswith("relevant, score ")]
@@ -75,7 +78,7 @@ def test_each_entry_says_why_it_is_there(acme: Tenant, knowledge: dict[str, obje
 
 def _relevant_scores(bundle: str) -> list[float]:
     return [
-        float(line.split("relevant, score ", 1)[1].split(")")[0])
+        float(line.split("relevant, score ", 1)[1].split(";")[0])
         for line in bundle.splitlines()
         if "; relevant, score " in line
     ]

@@ -19,6 +19,8 @@ from organizations.models import AuditEvent
 from tests.conftest import MemoryFactory, Tenant
 
 SNAPSHOT_KEYS = {
+    "author",
+    "review",
     "id",
     "organization",
     "repository",
@@ -52,7 +54,7 @@ def test_each_change_writes_a_full_version(acme: Tenant) -> None:
         data={
             "scope_type": "repository",
             "repository": "web",
-            "memory_type": "convention",
+            "memory_type": "architecture",  # a type agents may make active (the write policy)
             "current_content": "Components use PascalCase file names.",
             "importance": 4,
             "tags": ["frontend"],

@@ -12,7 +12,7 @@ from tests.rest_api.conftest import API, ROLES, Api, World, error_of, memory_bod
 MEMORY_FIELDS = {
     "id", "organization", "repository", "scope_type", "memory_type", "title", "current_content", "status",
     "importance", "metadata", "tags", "version", "created_at", "updated_at", "valid_from", "valid_until",
-    "superseded_by", "deleted_at", "source", "embedding_status",
+    "superseded_by", "deleted_at", "source", "author", "review", "embedding_status",
 }  # fmt: skip
 
 
@@ -21,9 +21,9 @@ def test_agent_creates_a_memory(api: Api) -> None:
         scope_type="repository",
         repository="payments-api",
         create_repository=True,
-        memory_type="convention",
+        memory_type="architecture",
         current_content="Money amounts are integers in minor units (cents); never floats.",
-        importance=8,
+        importance=7,
         tags=["Payments", "money"],
         metadata={"team": "atlas"},
         status="active",
@@ -33,7 +33,7 @@ def test_agent_creates_a_memory(api: Api) -> None:
 
     assert response.status_code == 201, response.content
     data = response.json()
-    assert set(data) == MEMORY_FIELDS | {"possible_duplicates"}
+    assert set(data) == MEMORY_FIELDS | {"possible_duplicates", "conflicts", "notes"}
     assert response["Location"] == f"/api/v1/memories/{data['id']}/"
     stored = Memory.objects.get(pk=data["id"])
     assert (stored.organization.slug, stored.repository.slug, stored.current_content) == (  # type: ignore[union-attr]
@@ -44,11 +44,14 @@ def test_agent_creates_a_memory(api: Api) -> None:
     assert data["organization"] == "acme"
     assert data["repository"] == "payments-api"
     assert data["tags"] == ["payments", "money"]
-    assert (data["status"], data["importance"], data["version"]) == ("active", 8, 1)
+    assert (data["status"], data["importance"], data["version"]) == ("active", 7, 1)
+    assert data["notes"] == []  # stored as sent: nothing outside the organization's write policy
+    assert data["author"] == {"kind": "agent", "name": "acme-agent"}
+    assert data["review"] == {"state": "unreviewed", "by": None, "at": None, "flags": []}
     assert data["metadata"] == {"team": "atlas"}
     assert data["embedding_status"] == "ready"
     assert api("reader").get(response["Location"]).json() == {
-        k: v for k, v in data.items() if k != "possible_duplicates"
+        k: v for k, v in data.items() if k not in ("possible_duplicates", "conflicts", "notes")
     }
 
 
@@ -118,12 +121,12 @@ def test_every_member_reads_a_memory(api: Api, world: World) -> None:
 
 def test_agent_changes_only_the_fields_sent(api: Api, world: World) -> None:
     response = api("agent").patch(
-        f"{API}/memories/{world.memory.pk}/", {"importance": 9, "tags": ["money"], "reason": "caused an incident"}
+        f"{API}/memories/{world.memory.pk}/", {"importance": 6, "tags": ["money"], "reason": "caused an incident"}
     )
 
     assert response.status_code == 200, response.content
     data = response.json()
-    assert (data["importance"], data["tags"], data["version"]) == (9, ["money"], 2)
+    assert (data["importance"], data["tags"], data["version"], data["notes"]) == (6, ["money"], 2, [])
     assert data["current_content"] == world.memory.current_content
     version = MemoryVersion.objects.get(memory=world.memory, version=2)
     assert (version.reason, version.changed_fields) == ("caused an incident", ["importance", "tags"])

@@ -76,8 +76,12 @@ def test_unlock_leaves_it_verified_and_editable_again(api: Api, world: World) ->
     response = api("curator").post(f"{API}/memories/{world.locked.pk}/unlock/", {"reason": "needs a revision"})
 
     assert (response.status_code, response.json()["status"]) == (200, "verified")
+    assert response.json()["review"]["state"] == "verified" and response.json()["review"]["by"] == "acme-curator"
     edited = api("agent").patch(f"{API}/memories/{world.locked.pk}/", {"current_content": "Releases on Fridays."})
-    assert (edited.status_code, edited.json()["status"]) == (200, "verified")
+    # Editable again, and the edit is unreviewed: a draft until a curator reviews the change.
+    assert (edited.status_code, edited.json()["status"]) == (200, "draft")
+    assert edited.json()["review"]["state"] == "unreviewed"
+    assert [note["code"] for note in edited.json()["notes"]] == ["reviewed_changed", "status"]
 
 
 def test_agent_invalidates_a_memory_naming_its_successor(api: Api, world: World) -> None:

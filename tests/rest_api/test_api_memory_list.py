@@ -21,7 +21,9 @@ def ids(response: Any) -> set[str]:
 def catalogue(acme: Tenant, make_memory: MemoryFactory) -> dict[str, Memory]:
     return {
         "fact": make_memory(memory_type="fact", tags=["ops"], importance=3, metadata={"team": "atlas", "tier": "1"}),
-        "rule": make_memory(memory_type="business_rule", tags=["ops", "money"], importance=9, status="active"),
+        "rule": make_memory(
+            acme.curator, memory_type="business_rule", tags=["ops", "money"], importance=9, status="active"
+        ),
         "convention": make_memory(
             memory_type="convention", scope_type="repository", repository="payments-api", metadata={"team": "atlas"}
         ),

@@ -38,6 +38,7 @@ ENDPOINTS: dict[str, tuple[str, str, str, Any, int]] = {
     "texts list": ("reader", "get", "/texts/", None, 200),
     "texts retrieve": ("reader", "get", "/texts/memory-rules/", None, 200),
     "status": ("reader", "get", "/status/", None, 200),
+    "write policy retrieve": ("reader", "get", "/write-policy/", None, 200),
     "proposals list": ("reader", "get", "/proposals/?state=all", None, 200),
     "proposals retrieve": ("reader", "get", "/proposals/{proposal}/", None, 200),
     "lifecycle runs": ("reader", "get", "/lifecycle/runs/", None, 200),
@@ -95,6 +96,7 @@ ENDPOINTS: dict[str, tuple[str, str, str, Any, int]] = {
     "tokens revoke": ("admin", "delete", "/tokens/{token}/", None, 200),
     "texts put": ("admin", "put", "/texts/memory-rules/", {"text": "Our own memory rules."}, 200),
     "texts delete": ("admin", "delete", "/texts/memory-rules/", None, 200),
+    "write policy update": ("admin", "patch", "/write-policy/", {"agent_max_importance": 5}, 200),
 }
 
 

@@ -36,6 +36,7 @@ def library(acme: Tenant, make_memory: MemoryFactory, superuser_principal: Princ
             metadata={"team": "platform", "env": "prod"},
         ),
         "web_rule": make_memory(
+            acme.curator,  # an active rule: an agent's would wait as a draft (the write policy)
             scope_type="repository",
             repository="web",
             memory_type="business_rule",

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from memories.batch import memory_batch_create
 from memories.models import Memory
+from memories.search.fusion import review_prior
 from tests.conftest import MemoryFactory, Tenant
 from tests.search.conftest import hit_ids, search
 
@@ -60,9 +61,10 @@ def test_rrf_fusion_also_puts_the_double_match_first(acme: Tenant, corpus: dict[
     page = search(acme.agent, query=QUERY, fusion="rrf", min_score=0)
 
     assert page.hits[0].memory == corpus[BOTH]
-    # Weighted reciprocal ranks: 1.0 / (60 + 1) + 1.5 / (60 + 1) at best.
-    assert page.hits[0].relevance == pytest.approx(2.5 / 61, abs=1e-6)
-    assert all(0 <= hit.relevance <= 2.5 / 61 + 1e-6 for hit in page.hits)  # type: ignore[operator]
+    # Weighted reciprocal ranks: 1.0 / (60 + 1) + 1.5 / (60 + 1) at best, times a draft's review prior.
+    best = 2.5 / 61 * review_prior("draft")
+    assert page.hits[0].relevance == pytest.approx(best, abs=1e-6)
+    assert all(0 <= hit.relevance <= best + 1e-6 for hit in page.hits)  # type: ignore[operator]
     # The model still says how sure it is: the double match scores highest.
     assert page.hits[0].score == max(hit.score for hit in page.hits)  # type: ignore[type-var]
 

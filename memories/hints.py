@@ -1,0 +1,150 @@
+"""What a write's answer says of the memories already there: those it may repeat, and those it may
+contradict. The same rules as the consolidation worker and ``memory-consolidate`` (memories.similarity),
+so what a write is told and what the listing shows agree.
+
+A contradiction found at write time also reaches the curators: the lifecycle app registers a
+reporter (``conflict_reporter_set``) that opens a contradiction proposal, with a curated memory, when
+one is involved, as its reference side. memories does not import lifecycle: it only calls back.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from django.conf import settings
+from django.db import connection
+
+from memories.fields import vector_text
+from memories.models import Memory, Status
+from memories.similarity import Match, MatchKind, classify
+from memory_platform.db.transactions import savepoint_if_in_transaction
+
+logger = logging.getLogger(__name__)
+
+# How many of each a write is told of, and how many neighbours it is compared with.
+WRITE_HINTS = 3
+NEIGHBOURS = 6
+CURATED = (Status.VERIFIED, Status.LOCKED)
+
+
+@dataclass(frozen=True)
+class Hint:
+    """A memory of the written one's scope that it may repeat or contradict."""
+
+    id: UUID
+    title: str
+    similarity: float
+    status: str = ""
+    differences: dict[str, Any] = field(default_factory=dict)
+    exact: bool = False  # the same text once case, white space and punctuation are set aside
+
+    @property
+    def curated(self) -> bool:
+        return self.status in CURATED
+
+
+@dataclass(frozen=True)
+class WriteHints:
+    possible_duplicates: list[Hint] = field(default_factory=list)
+    conflicts: list[Hint] = field(default_factory=list)
+
+
+def hint_kind(match: Match | None) -> str | None:
+    """ "duplicate", "conflict" or None: how a write hint (and the consolidate listing) reads a match.
+    Alike with nothing that tells them apart is a possible duplicate; alike but for a value is a
+    conflict when the rules say contradiction, and two statements about different things otherwise."""
+    if match is None:
+        return None
+    if match.kind == MatchKind.CONTRADICTION:
+        return "conflict"
+    if match.kind == MatchKind.DUPLICATE or not match.differences:
+        return "duplicate"
+    return None
+
+
+# The new memory's nearest alive neighbours of the same scope (which its writer can see: it just
+# wrote there). The vector is sent as a value, so PostgreSQL walks the HNSW graph for it, with the
+# iterative scan (so that enough rows of the scope are found) and pgvector's default ef_search (40:
+# a handful of neighbours need no more), set for this query alone and sent with it in one round trip.
+_NEIGHBOURS_SQL = """
+SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '40', true);
+SELECT m.id, m.title, m.current_content, m.memory_type, m.status, 1 - (m.embedding <=> %(vector)s::vector)
+FROM memories_memory AS m
+WHERE m.organization_id = %(organization)s AND m.scope_type = %(scope_type)s
+  AND m.repository_id IS NOT DISTINCT FROM %(repository)s AND m.owner_id IS NOT DISTINCT FROM %(owner)s
+  AND m.deleted_at IS NULL AND m.superseded_by_id IS NULL AND m.embedding IS NOT NULL AND m.id <> %(id)s
+ORDER BY m.embedding <=> %(vector)s::vector
+LIMIT %(limit)s
+"""
+
+
+def write_hints(memories: Sequence[Memory]) -> dict[UUID, WriteHints]:
+    """For each written memory: up to three alive memories of its scope it may repeat, and up to three
+    it may contradict (memories.similarity's rules), nearest first. None for a memory without an
+    embedding (the provider was down): the worker compares it once it has one."""
+    hints: dict[UUID, WriteHints] = {memory.pk: WriteHints() for memory in memories}
+    embedded = [memory for memory in memories if memory.embedding is not None]
+    if not embedded:
+        return hints
+    floor = min(settings.CONSOLIDATION_RELATED, settings.CONSOLIDATION_CONFLICT)
+    # Two statements sent as one run in one (implicit) transaction, which the settings last for;
+    # inside a caller's transaction, a savepoint keeps them to it as before.
+    with savepoint_if_in_transaction(), connection.cursor() as cursor:
+        for memory in embedded:
+            cursor.execute(
+                _NEIGHBOURS_SQL,
+                {
+                    "vector": vector_text(list(memory.embedding)),
+                    "organization": memory.organization_id,
+                    "scope_type": memory.scope_type,
+                    "repository": memory.repository_id,
+                    "owner": memory.owner_id,
+                    "id": memory.pk,
+                    "limit": NEIGHBOURS,
+                },
+            )
+            cursor.nextset()
+            rows = [row for row in cursor.fetchall() if row[5] >= floor]
+            hints[memory.pk] = _classified(memory, rows)
+    return hints
+
+
+def _classified(memory: Memory, rows: list[tuple[Any, ...]]) -> WriteHints:
+    duplicates: list[Hint] = []
+    conflicts: list[Hint] = []
+    for other_id, title, content, memory_type, status, similarity in rows:
+        other = Memory(pk=other_id, current_content=content, memory_type=memory_type)
+        match = classify(memory, other, float(similarity))
+        kind = hint_kind(match)
+        if kind is None or match is None:
+            continue
+        hint = Hint(other_id, title, round(float(similarity), 4), status, match.differences, match.exact)
+        (conflicts if kind == "conflict" else duplicates).append(hint)
+    return WriteHints(possible_duplicates=duplicates[:WRITE_HINTS], conflicts=conflicts[:WRITE_HINTS])
+
+
+# --- reporting contradictions to curators ------------------------------------------------------
+
+ConflictReporter = Callable[[Memory, list[Hint]], object]
+_reporters: list[ConflictReporter] = []
+
+
+def conflict_reporter_set(reporter: ConflictReporter) -> None:
+    """Who turns a write's conflicts into work for curators (lifecycle sets it when it loads)."""
+    _reporters[:] = [reporter]
+
+
+def report_conflicts(memory: Memory, conflicts: list[Hint]) -> None:
+    """Hand a write's conflicts to the curators' side. A failure there never fails the write: the
+    consolidation worker finds the same pair on its next run."""
+    if not conflicts or not _reporters:
+        return
+    try:
+        with savepoint_if_in_transaction():
+            _reporters[0](memory, conflicts)
+    except Exception:
+        logger.exception("the contradictions of memory %s were left to the consolidation worker", memory.pk)

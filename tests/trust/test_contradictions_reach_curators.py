@@ -1,0 +1,85 @@
+"""A write that contradicts a memory of its scope says so, and the curators get a proposal with the
+curated memory as its reference side; memory-consolidate lists what the write hints say."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lifecycle.consolidation import consolidation_run
+from lifecycle.models import ConsolidationProposal, ProposalKind
+from memories.services import memory_create
+from tests.conftest import Tenant
+from tests.mcp.client import McpClient
+
+pytestmark = pytest.mark.django_db
+
+PAIRS = [
+    ("No deploys to production on Fridays after 14:00 UTC.", "No deploys to production on Fridays after 16:00 UTC."),
+    ("Python code is formatted with ruff, line length 100.", "Python code is formatted with black, line length 88."),
+    ("Database migrations are reviewed by the DBA team.", "Database migrations are not reviewed by the DBA team."),
+]
+
+
+def _rule(principal: Any, text: str, **fields: Any) -> Any:
+    data = {"scope_type": "organization", "memory_type": "convention", "current_content": text, **fields}
+    return memory_create(principal=principal, data=data)[0]
+
+
+@pytest.mark.parametrize(("curated", "variant"), PAIRS)
+def test_a_contradicting_write_is_told_and_the_curators_asked(
+    acme: Tenant, agent: McpClient, curated: str, variant: str
+) -> None:
+    locked = _rule(acme.curator, curated, status="locked")
+
+    answer = agent.ok("memory-write", {"scope_type": "organization", "memory_type": "convention",
+                                       "current_content": variant})  # fmt: skip
+
+    [conflict] = answer["conflicts"]
+    assert (conflict["id"], conflict["status"]) == (str(locked.pk), "locked")
+    assert conflict["differences"]  # what differs: a number, a name or a negation
+    assert answer["possible_duplicates"] == []
+    [proposal] = ConsolidationProposal.objects.filter(kind=ProposalKind.CONTRADICTION)
+    assert {str(pk) for pk in proposal.memory_ids} == {str(locked.pk), answer["id"]}
+    assert proposal.evidence["reference"] == str(locked.pk) and proposal.survivor_id == locked.pk
+    assert proposal.evidence["found"] == "at write time"
+
+
+def test_statements_about_different_things_are_not_contradictions(acme: Tenant, agent: McpClient) -> None:
+    _rule(acme.curator, "Payments are stored in integer cents.", status="locked")
+
+    answer = agent.ok("memory-write", {"scope_type": "organization", "memory_type": "fact",
+                                       "current_content": "The office closes at 18:00 on Fridays."})  # fmt: skip
+
+    assert answer["conflicts"] == [] and not ConsolidationProposal.objects.exists()
+
+
+def test_the_worker_finds_the_same_contradictions(acme: Tenant) -> None:
+    locked = _rule(acme.curator, PAIRS[1][0], status="locked")
+    variant = _rule(acme.agent, PAIRS[1][1])
+    ConsolidationProposal.objects.all().delete()  # as if the write-time proposal had been missed
+
+    consolidation_run(organization=acme.organization, full=True)
+
+    [proposal] = ConsolidationProposal.objects.filter(kind=ProposalKind.CONTRADICTION)
+    assert set(proposal.memory_ids) == {locked.pk, variant.pk}
+
+
+def test_the_consolidate_listing_agrees_with_the_write_hints(acme: Tenant, agent: McpClient) -> None:
+    convention = {"scope_type": "organization", "memory_type": "convention"}
+    first = agent.ok(
+        "memory-write", {**convention, "current_content": "Every pull request needs one approving review before merge."}
+    )
+    second = agent.ok(
+        "memory-write", {**convention, "current_content": "Each pull request requires an approving review to merge."}
+    )
+
+    [hint] = second["possible_duplicates"]
+    assert hint["id"] == first["id"] and 0.85 <= hint["similarity"] < 0.95
+
+    listed = agent.ok("memory-consolidate", {})["clusters"]
+
+    assert [(c["kind"], sorted(c["memory_ids"])) for c in listed] == [
+        ("duplicate", sorted([first["id"], second["id"]]))
+    ]
