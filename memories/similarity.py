@@ -14,7 +14,8 @@ repository, owner), and only while both are alive (not deleted, not superseded):
   and, less alike (from ``CONSOLIDATION_CONFLICT``), when they are one statement with a number or a
   negation changed: at least ``CONSOLIDATION_CONFLICT_FRAME`` of their words line up, in order
   ("ruff, line length 100" against "black, line length 88": the embedding puts such pairs far
-  apart, their words do not);
+  apart, their words do not), or with a name changed where ``NAMED_VALUE_FRAME`` of them do
+  ("Kafka is our event bus" against "RabbitMQ is our event bus");
 - *related*: at least ``CONSOLIDATION_RELATED`` similar and none of the above: a *possible duplicate*
   when nothing tells them apart, two statements about different things when a value does.
 
@@ -139,6 +140,10 @@ class Match:
         return (self.memory_id, self.other_id) if self.memory_id < self.other_id else (self.other_id, self.memory_id)
 
 
+# The share of words that must line up for a swapped name (rather than a number) to be a contradiction.
+NAMED_VALUE_FRAME = 0.8
+
+
 def frame_share(first: str, second: str) -> float:
     """How much of two texts is one frame: the share of their words that line up, in order (difflib's
     ratio over words, 2 * matched / total)."""
@@ -173,9 +178,14 @@ def classify(first: Memory, second: Memory, similarity: float) -> Match | None:
 
 
 def _value_changed(first: Memory, second: Memory, found: Differences, similarity: float) -> bool:
-    if similarity < settings.CONSOLIDATION_CONFLICT or not (found.numbers[0] or found.numbers[1] or found.negation):
+    if similarity < settings.CONSOLIDATION_CONFLICT:
         return False
-    return frame_share(first.current_content, second.current_content) >= settings.CONSOLIDATION_CONFLICT_FRAME
+    frame = frame_share(first.current_content, second.current_content)
+    if found.numbers[0] or found.numbers[1] or found.negation:
+        return frame >= settings.CONSOLIDATION_CONFLICT_FRAME
+    # A name swapped in one statement ("PostgreSQL" for "MySQL") as well, where more of the words
+    # line up: two statements about different subjects share their frame but not all of it.
+    return frame >= NAMED_VALUE_FRAME
 
 
 # --- where to look -----------------------------------------------------------------------------

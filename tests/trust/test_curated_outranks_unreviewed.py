@@ -18,7 +18,8 @@ from tests.conftest import Tenant
 from tests.mcp.client import McpClient
 from tests.rest_api.conftest import API, client_with
 
-pytestmark = pytest.mark.django_db
+# Over the live server: the MCP client speaks to the real web server, as agents do.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.mcp_live]
 
 CURATED = "No deploys to production on Fridays after 14:00 UTC."
 CLAIMED = "No deploys to production on Fridays after 16:00 UTC."
