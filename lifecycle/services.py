@@ -6,13 +6,14 @@ remembers every pair, so the same memories are never proposed together again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 from uuid import UUID
 
 from django.db import transaction
+from django.db.models import Q
 
 from lifecycle.detection import dismissed
 from lifecycle.merge import (
@@ -28,7 +29,7 @@ from lifecycle.models import ConsolidationProposal, DismissedPair, LifecycleRun,
 from lifecycle.selectors import proposal_get
 from memories import validation
 from memories.hints import CURATED, Hint
-from memories.models import Memory, Status
+from memories.models import RULE_TYPES, Memory, Status
 from memories.selectors import memory_visible_queryset
 from memories.services import record_memory_change
 from memories.trust import screened_text
@@ -75,11 +76,37 @@ def proposal_create(
     return proposal, True
 
 
+RULES = frozenset(str(kind) for kind in RULE_TYPES)
+
+
 def propose_write_conflicts(memory: Memory, conflicts: Sequence[Hint]) -> list[ConsolidationProposal]:
-    """A new memory's contradictions (memories.hints), each an open proposal for curators. A curated
-    memory is the reference side: the one the other is checked against, and the one kept if applied."""
+    """A new memory's contradictions (memories.hints) that can steer other agents, each an open proposal
+    for curators: those with a curated memory (always the reference side: the one the other is checked
+    against, and the one kept if applied) or a rule. Two unreviewed facts that disagree wait for the
+    consolidation worker's hourly pass, which proposes them too: a writer of many near-identical
+    notes must not pay for a proposal per note. A few statements in all, whatever the count."""
+    wanted = [
+        conflict
+        for conflict in conflicts
+        if conflict.curated or memory.status in CURATED or {memory.memory_type, conflict.memory_type} & RULES
+    ]
+    pairs = {conflict.id: sorted([memory.pk, conflict.id]) for conflict in wanted}
+    if not pairs:
+        return []
+    taken = set(
+        ConsolidationProposal.objects.filter(
+            organization_id=memory.organization_id,
+            kind=ProposalKind.CONTRADICTION,
+            state=ProposalState.OPEN,
+            memory_ids__in=list(pairs.values()),
+        ).values_list("memory_ids", flat=True)
+    )
+    gone = _dismissed_pairs(pairs.values())
     proposals = []
-    for conflict in conflicts:
+    for conflict in wanted:
+        ids = pairs[conflict.id]
+        if tuple(ids) in gone or any(list(existing) == ids for existing in taken):
+            continue
         reference = conflict.id if conflict.curated else (memory.pk if memory.status in CURATED else None)
         evidence = {
             "similarity": conflict.similarity,
@@ -89,17 +116,31 @@ def propose_write_conflicts(memory: Memory, conflicts: Sequence[Hint]) -> list[C
             **({"reference": str(reference)} if reference else {}),
             **_older_first(conflict.differences),
         }
-        proposal, _created = proposal_create(
-            organization_id=memory.organization_id,
-            kind=ProposalKind.CONTRADICTION,
-            memory_ids=[memory.pk, conflict.id],
-            created_by=f"write by {memory.author_name or memory.author_kind}",
-            survivor_id=reference,
-            evidence=evidence,
+        proposals.append(
+            ConsolidationProposal(
+                organization_id=memory.organization_id,
+                kind=ProposalKind.CONTRADICTION,
+                memory_ids=ids,
+                survivor_id=reference,
+                evidence=evidence,
+                created_by=f"write by {memory.author_name or memory.author_kind}",
+            )
         )
-        if proposal is not None:
-            proposals.append(proposal)
+    if proposals:
+        ConsolidationProposal.objects.bulk_create(proposals)
+        through = ConsolidationProposal.memories.through
+        through.objects.bulk_create(
+            [through(consolidationproposal_id=p.pk, memory_id=pk) for p in proposals for pk in p.memory_ids]
+        )
     return proposals
+
+
+def _dismissed_pairs(pairs: Iterable[list[UUID]]) -> set[tuple[UUID, ...]]:
+    """Which of these pairs (each sorted) a curator dismissed."""
+    condition = Q()
+    for first, second in pairs:
+        condition |= Q(first_id=first, second_id=second)
+    return {tuple(pair) for pair in DismissedPair.objects.filter(condition).values_list("first_id", "second_id")}
 
 
 def _older_first(differences: dict[str, Any]) -> dict[str, Any]:

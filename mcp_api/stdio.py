@@ -72,7 +72,12 @@ def _refusal(line: bytes) -> dict[str, Any] | types.JSONRPCMessage:
     try:
         data = json_input.loads(line)
     except JsonInputError as error:
-        return {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": error.message}}
+        # Still the request's answer: a client over stdio matches answers to questions by id alone.
+        return {
+            "jsonrpc": "2.0",
+            "id": json_input.top_level_id(line),
+            "error": {"code": PARSE_ERROR, "message": error.message},
+        }
     if isinstance(data, dict) and "id" in data and not _valid_id(data["id"]):
         # Not a notification with an odd field: a request whose id JSON-RPC does not allow.
         said = "not a JSON-RPC 2.0 request (id must be a string or a number)"

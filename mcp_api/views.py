@@ -42,8 +42,9 @@ RATE_LIMITED = -32029
 DATABASE_DOWN = -32003
 
 
-def _error(status: int, code: int, message: str, **headers: str) -> JsonResponse:
-    response = JsonResponse({"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": None}, status=status)
+def _error(status: int, code: int, message: str, request_id: object = None, **headers: str) -> JsonResponse:
+    body = {"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": request_id}
+    response = JsonResponse(body, status=status)
     for name, value in headers.items():
         response[name.replace("_", "-")] = value
     return response
@@ -114,7 +115,7 @@ def _mcp_endpoint(request: HttpRequest) -> HttpResponse:  # noqa: PLR0911 - one 
     try:
         payload: Any = json_input.loads(request.body or b"null")
     except JsonInputError as error:
-        return _error(400, PARSE_ERROR, error.message)
+        return _error(400, PARSE_ERROR, error.message, json_input.top_level_id(request.body))
     if not isinstance(payload, dict | list):
         return _error(400, INVALID_REQUEST, "the body must be a JSON-RPC request object")
     if isinstance(payload, dict) and isinstance(payload.get("method"), str) and "id" in payload:

@@ -41,6 +41,7 @@ class Hint:
     status: str = ""
     differences: dict[str, Any] = field(default_factory=dict)
     exact: bool = False  # the same text once case, white space and punctuation are set aside
+    memory_type: str = ""
 
     @property
     def curated(self) -> bool:
@@ -122,7 +123,7 @@ def _classified(memory: Memory, rows: list[tuple[Any, ...]]) -> WriteHints:
         kind = hint_kind(match)
         if kind is None or match is None:
             continue
-        hint = Hint(other_id, title, round(float(similarity), 4), status, match.differences, match.exact)
+        hint = Hint(other_id, title, round(float(similarity), 4), status, match.differences, match.exact, memory_type)
         (conflicts if kind == "conflict" else duplicates).append(hint)
     return WriteHints(possible_duplicates=duplicates[:WRITE_HINTS], conflicts=conflicts[:WRITE_HINTS])
 

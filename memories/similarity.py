@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -108,14 +109,34 @@ def _named_values(text: str) -> Counter[str]:
     return Counter(quoted + named + proper)
 
 
+@dataclass(frozen=True)
+class _Facets:
+    """What comparisons read of one text, worked out once: a write is compared with several
+    neighbours, and a neighbour with several writes."""
+
+    numbers: Counter[str]
+    values: Counter[str]
+    negations: int
+    words: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=4096)
+def _facets(text: str) -> _Facets:
+    words = tuple(_words(text))
+    return _Facets(
+        numbers=Counter(_NUMBER.findall(text)),
+        values=_named_values(text),
+        negations=sum(1 for word in words if word in _NEGATIONS),
+        words=words,
+    )
+
+
 def differences(first: str, second: str) -> Differences:
     """Numbers (dates and versions included), quoted or named values, and the parity of negations."""
-    numbers = (Counter(_NUMBER.findall(first)), Counter(_NUMBER.findall(second)))
-    values = (_named_values(first), _named_values(second))
-    negations = (
-        sum(1 for word in _words(first) if word in _NEGATIONS),
-        sum(1 for word in _words(second) if word in _NEGATIONS),
-    )
+    one, other = _facets(first), _facets(second)
+    numbers = (one.numbers, other.numbers)
+    values = (one.values, other.values)
+    negations = (one.negations, other.negations)
     return Differences(
         numbers=(_only_in(numbers[0], numbers[1]), _only_in(numbers[1], numbers[0])),
         values=(_only_in(values[0], values[1]), _only_in(values[1], values[0])),
@@ -147,7 +168,7 @@ NAMED_VALUE_FRAME = 0.8
 def frame_share(first: str, second: str) -> float:
     """How much of two texts is one frame: the share of their words that line up, in order (difflib's
     ratio over words, 2 * matched / total)."""
-    return difflib.SequenceMatcher(None, _words(first), _words(second), autojunk=False).ratio()
+    return difflib.SequenceMatcher(None, _facets(first).words, _facets(second).words, autojunk=False).ratio()
 
 
 def classify(first: Memory, second: Memory, similarity: float) -> Match | None:

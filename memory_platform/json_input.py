@@ -73,6 +73,41 @@ def check(value: Any) -> None:
                 stack.append((child, depth + 1, f"{path}.{key}" if path else str(key)))
 
 
+_ID_VALUE = re.compile(rb'\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)(?=\s*[,}])')
+
+
+def top_level_id(body: str | bytes | bytearray) -> str | int | None:
+    """The JSON-RPC id of a request the platform will not read (too deep, not valid Unicode), so that
+    its error still answers that request: over stdio the id is the only way a client matches an
+    answer to its question. Found without decoding the body: one pass keeping track of strings and
+    nesting, the value of the key "id" at the top level only (not one inside the params)."""
+    data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body)
+    depth, index, size = 0, 0, len(data)
+    while index < size:
+        char = data[index]
+        if char == 0x22:  # a string: skip it, noting a key "id" of the top-level object
+            end = index + 1
+            while end < size and data[end] != 0x22:
+                end += 2 if data[end] == 0x5C else 1
+            if depth == 1 and data[index + 1 : end] == b"id":
+                match = _ID_VALUE.match(data, end + 1)
+                if match:
+                    value = match.group(1)
+                    try:
+                        decoded = json.loads(value)
+                    except ValueError:
+                        return None
+                    return decoded if isinstance(decoded, str | int) and not _SURROGATE.search(str(decoded)) else None
+            index = end + 1
+            continue
+        if char in (0x7B, 0x5B):  # { [
+            depth += 1
+        elif char in (0x7D, 0x5D):  # } ]
+            depth -= 1
+        index += 1
+    return None
+
+
 def _too_deep() -> JsonInputError:
     limit = settings.JSON_MAX_DEPTH
     return JsonInputError(f"the body is nested more than {limit} levels deep; nothing the platform reads is that deep")
