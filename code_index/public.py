@@ -17,10 +17,11 @@ from code_index.models import CodeIndexRun, RunPhase, Source
 from code_index.search import CodeHit
 from code_index.selectors import IndexStatus
 from code_index.services import DeletedIndex, ManifestAnswer, UploadAnswer
+from memory_platform.timefmt import iso
 
 
 def _iso(moment: datetime | None) -> str | None:
-    return moment.isoformat() if moment is not None else None
+    return iso(moment)
 
 
 def run_values(run: CodeIndexRun) -> dict[str, Any]:

@@ -147,5 +147,9 @@ class Triple(models.Model):
             ),
         ]
 
+    # Set by knowledge.services.triple_assert on the fact it returns, never stored: the facts the
+    # assertion ended (their bounded records), so its answer can say what it replaced.
+    ended: tuple[Triple, ...] = ()
+
     def __str__(self) -> str:
         return f"({self.subject_id}, {self.predicate}, {self.object_id})"

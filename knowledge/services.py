@@ -207,17 +207,18 @@ def _lock_subject_predicate(principal: Principal, subject: Entity, predicate: st
         )
 
 
-def _close(triple: Triple, *, at: datetime, now: datetime, reason: str = "", successor: Triple | None = None) -> None:
-    """End a fact's validity at ``at``: expire the row and record its bounded copy (if any time is left)."""
+def _close(triple: Triple, *, at: datetime, now: datetime, reason: str = "", successor: Triple | None = None) -> Triple:
+    """End a fact's validity at ``at``: expire the row and record its bounded copy (if any time is
+    left). Returns the record of the ended fact: the bounded copy, or the expired row itself."""
     triple.expired_at = now
     if at <= triple.valid_from:
         # Ended before it began: no bounded copy is recorded, so the expired row keeps the why.
         triple.invalidation_reason = reason
         triple.superseded_by = successor
         triple.save(update_fields=["expired_at", "invalidation_reason", "superseded_by"])
-        return
+        return triple
     triple.save(update_fields=["expired_at"])
-    Triple.objects.create(
+    return Triple.objects.create(
         organization=triple.organization,
         subject=triple.subject,
         predicate=triple.predicate,
@@ -356,11 +357,14 @@ def triple_assert(
     )
     # Records overlapping the new fact's period end where it begins (a multi-valued predicate
     # only merges the same object).
+    ended = []
     for fact in believed:
         if multi and fact.object_id != object_entity.pk:
             continue
         if (ends is None or fact.valid_from < ends) and (fact.valid_to is None or fact.valid_to > starts):
-            _close(fact, at=max(starts, fact.valid_from), now=now, reason="superseded", successor=new)
+            ended.append(_close(fact, at=max(starts, fact.valid_from), now=now, reason="superseded", successor=new))
+    # What it replaced, as its answer says (the same object carried over is not a replacement).
+    new.ended = tuple(fact for fact in ended if fact.object_id != object_entity.pk)
     audit_record(
         principal=principal,
         action="triple.assert",

@@ -16,6 +16,7 @@ from memories.models import Memory
 from memories.selectors import memory_visibility_q, memory_visible_queryset
 from memories.similarity import alive
 from memory_platform.exceptions import NotFound, ValidationError
+from memory_platform.timefmt import iso
 from organizations.models import Role
 from organizations.principal import Principal
 
@@ -79,8 +80,8 @@ def lifecycle_report(principal: Principal) -> dict[str, Any]:
         if run is not None:
             last_runs[kind] = {
                 "status": run.status,
-                "started_at": run.started_at.isoformat(),
-                "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+                "started_at": iso(run.started_at),
+                "finished_at": iso(run.finished_at),
                 "counts": run.counts,
             }
     return {"open_proposals": open_by_kind, "last_runs": last_runs}

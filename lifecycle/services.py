@@ -93,19 +93,20 @@ def propose_write_conflicts(memory: Memory, conflicts: Sequence[Hint]) -> list[C
     pairs = {conflict.id: sorted([memory.pk, conflict.id]) for conflict in wanted}
     if not pairs:
         return []
-    taken = set(
-        ConsolidationProposal.objects.filter(
+    taken = {
+        tuple(ids)
+        for ids in ConsolidationProposal.objects.filter(
             organization_id=memory.organization_id,
             kind=ProposalKind.CONTRADICTION,
             state=ProposalState.OPEN,
             memory_ids__in=list(pairs.values()),
         ).values_list("memory_ids", flat=True)
-    )
+    }
     gone = _dismissed_pairs(pairs.values())
     proposals = []
     for conflict in wanted:
         ids = pairs[conflict.id]
-        if tuple(ids) in gone or any(list(existing) == ids for existing in taken):
+        if tuple(ids) in gone or tuple(ids) in taken:
             continue
         reference = conflict.id if conflict.curated else (memory.pk if memory.status in CURATED else None)
         evidence = {

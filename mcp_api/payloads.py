@@ -6,6 +6,7 @@ from typing import Any
 
 from memories.models import Memory, MemoryVersion
 from memories.public import MEMORY_FIELDS, memory_values, written_values
+from memory_platform.timefmt import iso
 
 # Our fields beyond the contract's memory object (the memory-write response schema): they follow
 # the contract's fields. Some are left out while unset, to keep payloads short (validity as a pair).
@@ -32,7 +33,7 @@ INDEX_FIELDS = (
 
 
 def _iso(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None
+    return iso(value)
 
 
 def memory_payload(memory: Memory, **extra: Any) -> dict[str, Any]:

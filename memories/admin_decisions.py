@@ -16,8 +16,8 @@ from django.contrib.admin import helpers
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
-from memories import services
-from memories.models import Memory, MemoryVersion, Status
+from memories import services, workflow
+from memories.models import Memory, MemoryVersion
 from memory_platform import reasons
 from memory_platform.exceptions import DomainError
 from memory_platform.reasons import confirmation
@@ -26,6 +26,8 @@ from organizations.selectors import principal_for_user
 
 @dataclass(frozen=True)
 class Decision:
+    """A decision of the workflow's table (memories.workflow) as the admin offers it."""
+
     name: str
     label: str  # the button
     done: str  # the message: "Verified 3 memories."
@@ -34,43 +36,28 @@ class Decision:
     outcome: Callable[[Memory], str]  # what the memory becomes
 
 
-def _alive(memory: Memory) -> bool:
-    return memory.deleted_at is None
+def _outcome(name: str) -> Callable[[Memory], str]:
+    if name == "reactivate":
+        return services.reactivated_status
+    if name == "restore":
+        return lambda memory: f"restored ({memory.status})"
+    becomes = workflow.decision(name).becomes
+    return lambda memory: becomes
 
 
+_SERVICES: dict[str, Callable[..., Memory]] = {
+    "verify": services.memory_verify,
+    "lock": services.memory_lock,
+    "unlock": services.memory_unlock,
+    "deprecate": services.memory_deprecate,
+    "reactivate": services.memory_reactivate,
+    "delete": services.memory_delete,
+    "restore": services.memory_restore,
+}
 DECISIONS: dict[str, Decision] = {
-    decision.name: decision
-    for decision in (
-        Decision(
-            "verify", "Verify", "Verified", services.memory_verify,
-            lambda m: _alive(m) and m.status not in (Status.VERIFIED, Status.LOCKED), lambda m: Status.VERIFIED,
-        ),
-        Decision(
-            "lock", "Lock", "Locked", services.memory_lock,
-            lambda m: _alive(m) and m.status != Status.LOCKED, lambda m: Status.LOCKED,
-        ),
-        Decision(
-            "unlock", "Unlock", "Unlocked", services.memory_unlock,
-            lambda m: _alive(m) and m.status == Status.LOCKED, lambda m: Status.VERIFIED,
-        ),
-        Decision(
-            "deprecate", "Deprecate", "Deprecated", services.memory_deprecate,
-            lambda m: _alive(m) and m.status != Status.DEPRECATED, lambda m: Status.DEPRECATED,
-        ),
-        Decision(
-            "reactivate", "Reactivate", "Reactivated", services.memory_reactivate,
-            lambda m: _alive(m) and m.status == Status.DEPRECATED, services.reactivated_status,
-        ),
-        Decision(
-            "delete", "Delete", "Deleted", services.memory_delete,
-            _alive, lambda m: "deleted (kept, can be restored)",
-        ),
-        Decision(
-            "restore", "Restore", "Restored", services.memory_restore,
-            lambda m: not _alive(m), lambda m: f"restored ({m.status})",
-        ),
-    )
-}  # fmt: skip
+    name: Decision(name, rule.label, rule.done, _SERVICES[name], rule.applies, _outcome(name))
+    for name, rule in workflow.DECISIONS.items()
+}
 
 
 def decisions_for(memory: Memory) -> list[Decision]:

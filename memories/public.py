@@ -14,6 +14,7 @@ from typing import Any
 from memories.hints import Hint, WriteHints
 from memories.models import Memory
 from memories.trust import author_payload, review_payload
+from memory_platform.timefmt import iso
 
 MEMORY_FIELDS: tuple[str, ...] = (
     "id",
@@ -41,7 +42,7 @@ MEMORY_FIELDS: tuple[str, ...] = (
 
 
 def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
+    return iso(value)
 
 
 def memory_values(memory: Memory) -> dict[str, Any]:

@@ -316,7 +316,9 @@ def memory_status_report(principal: Principal) -> dict[str, Any]:
     provider = get_provider()
     worker = heartbeat.liveness()
     return {
-        "status": "ok" if pgvector_version and provider.state.value != "error" and worker["ok"] else "degraded",
+        "status": heartbeat.status(
+            database_ok=bool(pgvector_version) and provider.state.value != "error", worker=worker
+        ),
         "organization": principal.organization.slug,
         "role": principal.role,
         "principal": principal.label,

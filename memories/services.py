@@ -13,7 +13,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from memories import trust, validation
+from memories import trust, validation, workflow
 from memories.embedding_pipeline import EMBEDDING_FIELDS, apply_embedding, embed_texts, embedding_text
 from memories.hints import report_conflicts, write_hints
 from memories.inputs import WRITABLE_FIELDS, MemoryId, NewMemory, planned_changes
@@ -379,6 +379,7 @@ def memory_update(*, principal: Principal, memory_id: MemoryId, data: Mapping[st
         raise ValidationError(
             f"unknown field(s): {', '.join(sorted(unknown))}; updatable fields are: {', '.join(WRITABLE_FIELDS)}"
         )
+    reason = reasons.reason(reason)
     policy = trust.write_policy_for(principal.organization)
     data = trust.screen_credentials(data, policy).data
     for _ in range(UPDATE_ATTEMPTS):
@@ -386,7 +387,10 @@ def memory_update(*, principal: Principal, memory_id: MemoryId, data: Mapping[st
         check_mutable(principal, memory, "changing it")
         check_writable(principal, memory)
         screening = trust.screen_credentials(data, policy)  # redacted already: only its notes are new
-        changes = screened_changes(principal, policy, screening, memory, planned_changes(principal, memory, data))
+        planned = planned_changes(principal, memory, data)
+        if planned.get("status") in STATUS_DECISIONS:  # a curator's decision, taken by an edit
+            workflow.decision(STATUS_DECISIONS[planned["status"]]).check(principal, memory)
+        changes = screened_changes(principal, policy, screening, memory, planned)
         if not changes:
             return _answered(memory, screening.notes)
         embeds, vector = _embed_changes(memory, changes)
@@ -432,43 +436,65 @@ def screened_changes(
 
 @transaction.atomic
 def memory_set_status(*, principal: Principal, memory_id: MemoryId, status: str, reason: str = "") -> Memory:
+    """Set a status: draft or active as an edit (the write policy decides it below the curator
+    role); verified, locked and deprecated as the curators' decisions (memories.workflow)."""
     check_can_write(principal)
     new_status = validation.status(status)
-    if not principal.has_role(Role.CURATOR) and new_status in (Status.DRAFT, Status.ACTIVE):
-        # Below the curator role a status is a change like any other: the write policy decides it.
+    if new_status in STATUS_DECISIONS:
+        return _decide(STATUS_DECISIONS[new_status], principal=principal, memory_id=memory_id, reason=reason)
+    if not principal.has_role(Role.CURATOR):
         return memory_update(principal=principal, memory_id=memory_id, data={"status": new_status}, reason=reason)
     memory = _memory_for_write(principal, memory_id)
     check_mutable(principal, memory, f"changing its status to '{new_status}'")
-    check_status_allowed(principal, new_status, memory.status)
+    check_writable(principal, memory)
     if memory.status == new_status:
         return memory
     memory.status = new_status
-    return _save_change(principal=principal, memory=memory, fields=["status"], change="status", reason=reason)
+    return _save_change(
+        principal=principal, memory=memory, fields=["status"], change="status", reason=reasons.reason(reason)
+    )
 
 
-def memory_verify(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
-    principal.require(Role.CURATOR, "verifying a memory")
-    return memory_set_status(principal=principal, memory_id=memory_id, status=Status.VERIFIED, reason=reason)
+# The statuses that are a curator's decision to set.
+STATUS_DECISIONS: dict[str, str] = {Status.VERIFIED: "verify", Status.LOCKED: "lock", Status.DEPRECATED: "deprecate"}
 
 
-def memory_lock(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
-    principal.require(Role.CURATOR, "locking a memory")
-    return memory_set_status(principal=principal, memory_id=memory_id, status=Status.LOCKED, reason=reason)
-
-
-def memory_deprecate(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
-    principal.require(Role.CURATOR, "deprecating a memory")
-    return memory_set_status(principal=principal, memory_id=memory_id, status=Status.DEPRECATED, reason=reason)
+def _decided(principal: Principal, memory_id: MemoryId, name: str, *, include_deleted: bool = False) -> Memory:
+    """The memory a decision is taken on, its row locked, once the workflow's table allows it."""
+    memory = _memory_for_write(principal, memory_id, include_deleted=include_deleted)
+    workflow.decision(name).check(principal, memory)
+    check_mutable(principal, memory, f"taking the decision '{name}' on it")
+    return memory
 
 
 @transaction.atomic
+def _decide(name: str, *, principal: Principal, memory_id: MemoryId, reason: str) -> Memory:
+    """verify, lock, unlock or deprecate: the status the table gives, with the reason."""
+    why = reasons.reason(reason)
+    memory = _decided(principal, memory_id, name)
+    memory.status = DECIDED_STATUS[name]
+    return _save_change(principal=principal, memory=memory, fields=["status"], change="status", reason=why)
+
+
+DECIDED_STATUS = {"verify": Status.VERIFIED, "lock": Status.LOCKED, "unlock": Status.VERIFIED,
+                  "deprecate": Status.DEPRECATED}  # fmt: skip
+
+
+def memory_verify(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
+    return _decide("verify", principal=principal, memory_id=memory_id, reason=reason)
+
+
+def memory_lock(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
+    return _decide("lock", principal=principal, memory_id=memory_id, reason=reason)
+
+
+def memory_deprecate(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
+    return _decide("deprecate", principal=principal, memory_id=memory_id, reason=reason)
+
+
 def memory_unlock(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
     """Unlocking leaves the memory verified: it was reviewed, it just may change again."""
-    principal.require(Role.CURATOR, "unlocking a memory")
-    memory = _memory_for_write(principal, memory_id)
-    if memory.status != Status.LOCKED:
-        raise Conflict(f"memory {memory.id} is not locked (status '{memory.status}')")
-    return memory_set_status(principal=principal, memory_id=memory.id, status=Status.VERIFIED, reason=reason)
+    return _decide("unlock", principal=principal, memory_id=memory_id, reason=reason)
 
 
 # --- delete and restore ------------------------------------------------------------------------
@@ -478,21 +504,18 @@ def memory_unlock(*, principal: Principal, memory_id: MemoryId, reason: str = ""
 def memory_delete(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
     """Soft delete: the row and every version stay; the memory leaves default reads."""
     check_can_write(principal)
-    memory = _memory_for_write(principal, memory_id)
-    check_mutable(principal, memory, "deleting it")
+    why = reasons.reason(reason)
+    memory = _decided(principal, memory_id, "delete")
     memory.deleted_at = timezone.now()
-    return _save_change(principal=principal, memory=memory, fields=["deleted_at"], change="delete", reason=reason)
+    return _save_change(principal=principal, memory=memory, fields=["deleted_at"], change="delete", reason=why)
 
 
 @transaction.atomic
 def memory_restore(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
-    principal.require(Role.CURATOR, "restoring a deleted memory")
-    memory = _memory_for_write(principal, memory_id, include_deleted=True)
-    if memory.deleted_at is None:
-        raise Conflict(f"memory {memory.pk} is not deleted")
-    check_mutable(principal, memory, "restoring it")
+    why = reasons.reason(reason)
+    memory = _decided(principal, memory_id, "restore", include_deleted=True)
     memory.deleted_at = None
-    return _save_change(principal=principal, memory=memory, fields=["deleted_at"], change="restore", reason=reason)
+    return _save_change(principal=principal, memory=memory, fields=["deleted_at"], change="restore", reason=why)
 
 
 # --- invalidate --------------------------------------------------------------------------------
@@ -529,10 +552,8 @@ def memory_invalidate(
 def memory_reactivate(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
     """A deprecated memory is in force again: back to the status it had before it was deprecated
     (verified if it never had another), no longer superseded, no longer ended."""
-    principal.require(Role.CURATOR, "reactivating a deprecated memory")
-    memory = _memory_for_write(principal, memory_id)
-    if memory.status != Status.DEPRECATED:
-        raise Conflict(f"memory {memory.pk} is not deprecated (status '{memory.status}')")
+    why = reasons.reason(reason)
+    memory = _decided(principal, memory_id, "reactivate")
     memory.status = reactivated_status(memory)
     fields = ["status"]
     if memory.superseded_by_id is not None:
@@ -541,9 +562,7 @@ def memory_reactivate(*, principal: Principal, memory_id: MemoryId, reason: str 
     if memory.valid_until is not None and memory.valid_until <= timezone.now():
         memory.valid_until = None
         fields.append("valid_until")
-    return _save_change(
-        principal=principal, memory=memory, fields=fields, change="reactivate", reason=reasons.reason(reason)
-    )
+    return _save_change(principal=principal, memory=memory, fields=fields, change="reactivate", reason=why)
 
 
 def reactivated_status(memory: Memory) -> str:

@@ -38,6 +38,7 @@ from memories.models import (
 )
 from memory_platform.db.prepared import prepared_cursor
 from memory_platform.exceptions import ValidationError
+from memory_platform.timefmt import iso
 from organizations.models import Organization, Role
 from organizations.principal import Principal
 from screening import SecretFinding, find_instructions, find_secrets, redact_secrets
@@ -86,7 +87,7 @@ def review_payload(memory: Memory) -> dict[str, Any]:
     return {
         "state": state,
         "by": (memory.reviewed_by or None) if reviewed else None,
-        "at": at.isoformat() if at is not None else None,
+        "at": iso(at),
         "flags": [flag.get("code") for flag in memory.review_flags or [] if isinstance(flag, dict)],
     }
 

@@ -16,6 +16,7 @@ from memories.models import IMPORTANCE_MAX, IMPORTANCE_MIN, CredentialHandling, 
 from memories.trust import author_of, write_policy_for
 from memory_platform import reasons
 from memory_platform.exceptions import ValidationError
+from memory_platform.timefmt import iso
 from organizations.audit import audit_record
 from organizations.models import Role
 from organizations.principal import Principal
@@ -34,7 +35,7 @@ def write_policy_values(policy: WritePolicy) -> dict[str, Any]:
         "agent_max_importance": policy.agent_max_importance,
         "pin_requires_curator": policy.pin_requires_curator,
         "credentials": policy.credentials,
-        "updated_at": policy.updated_at.isoformat() if policy.pk and policy.updated_at else None,
+        "updated_at": iso(policy.updated_at) if policy.pk else None,
         "updated_by": policy.updated_by or None,
     }
 

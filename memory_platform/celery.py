@@ -1,7 +1,7 @@
 import os
 
 from celery import Celery
-from celery.signals import before_task_publish
+from celery.signals import beat_init, before_task_publish, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_platform.settings")
 
@@ -20,3 +20,18 @@ def _beat_sends_a_heartbeat(sender: object = None, **kwargs: object) -> None:
         from memory_platform import heartbeat
 
         heartbeat.beat(heartbeat.BEAT)
+
+
+@worker_ready.connect
+def _worker_beats_when_ready(**kwargs: object) -> None:
+    """A worker says it is alive as soon as it can take work, not at beat's first heartbeat task."""
+    from memory_platform import heartbeat
+
+    heartbeat.beat(heartbeat.WORKER)
+
+
+@beat_init.connect
+def _beat_beats_when_it_starts(**kwargs: object) -> None:
+    from memory_platform import heartbeat
+
+    heartbeat.beat(heartbeat.BEAT)

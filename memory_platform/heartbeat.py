@@ -14,9 +14,13 @@ from django.conf import settings
 from django.utils import timezone
 
 from memory_platform.models import Heartbeat
+from memory_platform.timefmt import iso
 
 WORKER = "worker"
 BEAT = "beat"
+# When a worker (with its beat) was last started: until both have beaten since, they are starting,
+# not stopped (a fresh start has no heartbeat, or its last run's).
+STARTED = "worker-started"
 
 
 def beat(name: str = WORKER) -> None:
@@ -25,12 +29,30 @@ def beat(name: str = WORKER) -> None:
     )
 
 
+def started() -> None:
+    """A worker and its beat are being started (manage.py serve, on each start and restart)."""
+    beat(STARTED)
+
+
+def status(*, database_ok: bool, worker: dict[str, Any]) -> str:
+    """The one word health reports give: ok, starting (a worker just started has not beaten yet),
+    or degraded (the database lacks pgvector, or the worker or beat has stopped)."""
+    if not database_ok:
+        return "degraded"
+    if worker["ok"]:
+        return "ok"
+    return "starting" if worker.get("starting") else "degraded"
+
+
 def liveness(name: str = WORKER) -> dict[str, Any]:
     """``ok``: a heartbeat fresher than HEARTBEAT_STALE_SECONDS; when it was, and from which host.
     For the worker, beat's report comes along under ``beat`` (``ok`` then needs both)."""
     report = _one(name)
     if name == WORKER:
         scheduler = _one(BEAT)
+        starting = _starting()
+        if starting is not None:
+            return {**report, "beat": scheduler, "ok": False, "starting": True, "problem": starting}
         report["beat"] = scheduler
         if report["ok"] and not scheduler["ok"]:
             report["ok"] = False
@@ -38,6 +60,18 @@ def liveness(name: str = WORKER) -> dict[str, Any]:
         elif not report["ok"] and scheduler["ok"]:
             report["problem"] = "beat sends work but no worker runs it: is a worker running?"
     return report
+
+
+def _starting() -> str | None:
+    """Why the worker counts as starting (started moments ago, not both beaten since), else None."""
+    beats = dict(Heartbeat.objects.filter(name__in=[STARTED, WORKER, BEAT]).values_list("name", "beat_at"))
+    start = beats.get(STARTED)
+    if start is None or (timezone.now() - start).total_seconds() > settings.HEARTBEAT_STALE_SECONDS:
+        return None
+    waiting = [label for label, name in (("the worker", WORKER), ("beat", BEAT)) if (beats.get(name) or start) <= start]
+    if not waiting:
+        return None
+    return f"starting: {' and '.join(waiting)} started {round((timezone.now() - start).total_seconds())} s ago"
 
 
 def _one(name: str) -> dict[str, Any]:
@@ -54,7 +88,7 @@ def _one(name: str) -> dict[str, Any]:
     ok = age <= settings.HEARTBEAT_STALE_SECONDS
     report: dict[str, Any] = {
         "ok": ok,
-        "last_heartbeat": last.beat_at.isoformat(),
+        "last_heartbeat": iso(last.beat_at),
         "seconds_ago": round(age, 1),
         "host": last.hostname,
     }

@@ -173,18 +173,12 @@ DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME") or None}
 
 REDIS_URL = env_str("REDIS_URL")
 
-# The cache holds the rate-limit counters, which every web process must share: Redis when there is
-# one (any number of machines), else files in CACHE_DIR (the processes of one machine: `manage.py
-# serve` runs one per core).
+# The rate-limit counters (memory_platform.throttling) live in Redis when there is one (any number
+# of machines, atomic INCR), else in PostgreSQL (one upsert a request). Nothing else is cached.
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": env_str("CACHE_DIR") or str(DATA_DIR / "cache"),
-        }
-    }
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 AUTH_USER_MODEL = "organizations.User"
 # Logins (the admin's and the browsable API's) go through django-axes first: after

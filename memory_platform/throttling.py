@@ -1,29 +1,97 @@
 """Request rate per caller: per token, or per person for session logins, counted once for REST
-and MCP together (a caller over the limit on one is over it on the other)."""
+and MCP together (a caller over the limit on one is over it on the other).
+
+Counting is exact across processes, threads and machines: with Redis (REDIS_URL), by its atomic
+INCR; without (the embedded default), by one upsert a request in PostgreSQL, which serializes them.
+A file cache, read and written back by every process, lost counts under concurrency: four threads
+at 140% of the limit were refused 2.5% of the time instead of 29%.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import math
-from typing import Any
+from typing import Any, Protocol
 
 from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
+from memory_platform.db.prepared import prepared_cursor
+from memory_platform.db.transactions import savepoint_if_in_transaction
 from organizations.principal import Principal
+
+
+class WindowCounter(Protocol):
+    """Counts a caller's requests in fixed windows."""
+
+    def hit(self, key: str, window: int, duration: int) -> tuple[int, int]:
+        """Count one request in ``window``: (the window's count with it, the previous window's count)."""
+
+    def take_back(self, key: str, window: int) -> None:
+        """Uncount a request refused after all."""
+
+
+class RedisCounter:
+    """Counters in the default cache, which is Redis when REDIS_URL is set: INCR is atomic."""
+
+    def hit(self, key: str, window: int, duration: int) -> tuple[int, int]:
+        current = f"{key}:{window}"
+        try:
+            count = cache.incr(current)
+        except ValueError:  # the window's first request; another process may be creating it too
+            count = 1 if cache.add(current, 1, timeout=2 * duration) else cache.incr(current)
+        return count, int(cache.get(f"{key}:{window - 1}", 0))
+
+    def take_back(self, key: str, window: int) -> None:
+        with contextlib.suppress(ValueError):  # expired meanwhile: nothing to take back
+            cache.decr(f"{key}:{window}")
+
+
+_HIT_SQL = """
+WITH hit AS (
+  INSERT INTO memory_platform_ratecount (key, "window", count) VALUES (%s, %s, 1)
+  ON CONFLICT (key, "window") DO UPDATE SET count = memory_platform_ratecount.count + 1
+  RETURNING count)
+SELECT (SELECT count FROM hit),
+       coalesce((SELECT count FROM memory_platform_ratecount WHERE key = %s AND "window" = %s), 0)
+"""
+_FORGET_SQL = 'DELETE FROM memory_platform_ratecount WHERE key = %s AND "window" < %s'
+_TAKE_BACK_SQL = 'UPDATE memory_platform_ratecount SET count = count - 1 WHERE key = %s AND "window" = %s'
+
+
+class DatabaseCounter:
+    """Counters in PostgreSQL (memory_platform.models.RateCount): one statement a request, each
+    caller's windows older than the previous one deleted when its next window starts."""
+
+    def hit(self, key: str, window: int, duration: int) -> tuple[int, int]:
+        # In a caller's transaction (a test's), a savepoint keeps a failure here from failing it.
+        with savepoint_if_in_transaction(), prepared_cursor() as cursor:
+            cursor.execute(_HIT_SQL, [key, window, key, window - 1])
+            count, previous = cursor.fetchone()
+            if count == 1:
+                cursor.execute(_FORGET_SQL, [key, window - 1])
+        return int(count), int(previous)
+
+    def take_back(self, key: str, window: int) -> None:
+        with savepoint_if_in_transaction(), connection.cursor() as cursor:
+            cursor.execute(_TAKE_BACK_SQL, [key, window])
+
+
+def counter() -> WindowCounter:
+    return RedisCounter() if settings.REDIS_URL else DatabaseCounter()
 
 
 class PrincipalRateThrottle(SimpleRateThrottle):
     """``API_THROTTLE_RATE`` requests per caller (e.g. "1200/min"); over it, 429 with Retry-After.
 
     A sliding window estimated from two fixed ones: the requests of the current window plus those
-    of the previous one, weighted by how much of it the sliding window still covers. Counters live
-    in the default cache, so every web process (and with Redis, every machine) counts one caller
-    together. Redis increments them atomically; the file cache of a machine without Redis reads and
-    writes, so two requests at the same instant may count once (in the caller's favour, never
-    against it). DRF's own throttle rewrites a list of times, and under concurrency most counts were
-    lost. Refused requests are not counted.
+    of the previous one, weighted by how much of it the sliding window still covers. Counted by
+    ``counter()`` (see the module docstring), every process of every machine together. DRF's own
+    throttle rewrites a list of times, and under concurrency most counts were lost. Refused requests
+    are not counted.
     """
 
     scope = "principal"
@@ -52,17 +120,12 @@ class PrincipalRateThrottle(SimpleRateThrottle):
         limit, duration = self.num_requests, self.duration
         self.now = now = self.timer()
         window = int(now // duration)
-        current = f"{self.key}:{window}"
-        try:
-            count = self.cache.incr(current)
-        except ValueError:  # the window's first request; another process may be creating it too
-            count = 1 if self.cache.add(current, 1, timeout=2 * duration) else self.cache.incr(current)
-        previous = int(self.cache.get(f"{self.key}:{window - 1}", 0))
+        counts = counter()
+        count, previous = counts.hit(self.key, window, duration)
         covered = 1 - (now - window * duration) / duration  # of the previous window, by the sliding one
         if previous * covered + count <= limit:
             return True
-        with contextlib.suppress(ValueError):  # expired meanwhile: nothing to take back
-            self.cache.decr(current)
+        counts.take_back(self.key, window)
         self._wait = _seconds_until_allowed(now, duration, limit, previous, count - 1)
         return False
 

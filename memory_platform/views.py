@@ -13,7 +13,8 @@ from memory_platform import heartbeat
 def healthz(request: HttpRequest) -> JsonResponse:
     """The database answers and has pgvector (else 503), and the background worker is alive with
     how many memories wait for an embedding (a dead worker makes the status "degraded", still 200:
-    the web process serves, and pulling it out of a load balancer would not bring the worker back)."""
+    the web process serves, and pulling it out of a load balancer would not bring the worker back;
+    one just started and not yet heard from makes it "starting")."""
     try:
         with connection.cursor() as cursor:
             cursor.execute(
@@ -28,7 +29,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
         )
     worker = {**heartbeat.liveness(), "pending_embeddings": Memory.objects.filter(embedding_status="pending").count()}
     body = {
-        "status": "ok" if pgvector_version and worker["ok"] else "degraded",
+        "status": heartbeat.status(database_ok=bool(pgvector_version), worker=worker),
         "database": {"ok": True, "version": server_version},
         "pgvector": {"ok": bool(pgvector_version), "version": pgvector_version},
         "worker": worker,

@@ -107,6 +107,7 @@ class BackgroundWorker:
                 preexec_fn=_die_with_parent(),  # noqa: PLW1509 - only calls prctl
             )
         self._started_at = time.monotonic()
+        _mark_started()
 
     def _supervise(self) -> None:
         wait = RESTART_FIRST_WAIT
@@ -196,3 +197,19 @@ def _die_with_parent() -> Callable[[], None] | None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
     return hook
+
+
+def _mark_started() -> None:
+    """Note the start, so that health says "starting" (not "degraded") until the worker beats."""
+    from django.db import connection
+
+    from memory_platform import heartbeat
+
+    try:
+        heartbeat.started()
+    # Noting a start must never keep the worker from starting: without it, health says degraded
+    # until the worker beats, nothing worse (the database may be down, or not allowed here at all).
+    except Exception as error:
+        logger.warning("could not note the worker's start: %s", error)
+    finally:
+        connection.close()  # this thread's own connection (the supervisor's, on a restart)

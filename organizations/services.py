@@ -35,6 +35,8 @@ from organizations.models import (
 )
 from organizations.principal import Principal
 
+REPOSITORY_NAME_MAX = 200
+
 
 def _validate_slug(slug: str, what: str) -> None:
     try:
@@ -94,6 +96,10 @@ def repository_for_write(*, principal: Principal, slug: str, create: bool = Fals
 def repository_get_or_create_flagged(*, principal: Principal, slug: str, name: str = "") -> tuple[Repository, bool]:
     """As repository_get_or_create, and whether this call created the repository."""
     _validate_slug(slug, "repository")
+    if not isinstance(name, str) or len(name) > REPOSITORY_NAME_MAX or "\x00" in name:
+        raise ValidationError(
+            f"name must be text of at most {REPOSITORY_NAME_MAX} characters, without NUL", details={"field": "name"}
+        )
     repository = Repository.objects.filter(organization=principal.organization, slug=slug).first()
     if repository is not None:
         return repository, False

@@ -62,7 +62,8 @@ def memory_graph(
         "`valid_from` (default now). Subjects and objects are entities, created on first use and matched by name "
         "or alias, ignoring case. The fact currently open for the same subject and predicate ends where this one "
         "starts (unless the predicate is multi-valued), so history is kept; a fact dated before one already recorded "
-        "ends where that one begins. Asserting the same fact again changes nothing."
+        "ends where that one begins. Asserting the same fact again changes nothing. Returns the fact, with "
+        "`ended`: the facts this one replaced, each with the period it held."
     ),
 )
 def kg_assert(
@@ -88,7 +89,7 @@ def kg_assert(
         valid_from=valid_from,
         memory_id=memory_id,
     )
-    return triple_payload(triple)
+    return {**triple_payload(triple), "ended": [triple_payload(fact) for fact in triple.ended]}
 
 
 @tool(

@@ -88,6 +88,13 @@ class TripleSerializer(serializers.Serializer):
     memory_id = serializers.UUIDField(allow_null=True)
 
 
+class TripleAssertedSerializer(TripleSerializer):
+    ended = TripleSerializer(
+        many=True,
+        help_text="The facts this assertion replaced (same subject and predicate), with the period each held.",
+    )
+
+
 class TripleListSerializer(serializers.Serializer):
     subject = serializers.CharField(help_text="The entity's name (as asked when it is unknown).")
     results = TripleSerializer(many=True)

@@ -98,7 +98,7 @@ class TripleListView(ApiView):
             "Asserting what is already believed returns it (200)."
         ),
         request=s.TripleAssertSerializer,
-        responses={201: s.TripleSerializer, 200: s.TripleSerializer},
+        responses={201: s.TripleAssertedSerializer, 200: s.TripleAssertedSerializer},
         examples=[
             OpenApiExample(
                 "Who owns a service",
@@ -110,7 +110,7 @@ class TripleListView(ApiView):
     def post(self, request: Request) -> Response:
         data = self.body(s.TripleAssertSerializer)
         triple, created = services.triple_assert(principal=self.principal, **data)
-        return Response(s.TripleSerializer(triple).data, status=created_status(created))
+        return Response(s.TripleAssertedSerializer(triple).data, status=created_status(created))
 
 
 class TripleInvalidateView(ApiView):

@@ -73,3 +73,31 @@ def test_healthz_reports_the_worker_and_the_backlog(client: Client) -> None:
         report = client.get("/healthz").json()["worker"]
     assert report["ok"] is False and report["beat"]["ok"] is True
     assert report["problem"] == "beat sends work but no worker runs it: is a worker running?"
+
+
+@pytest.mark.django_db
+def test_a_worker_just_started_is_starting_until_it_and_beat_have_beaten(client: Client) -> None:
+    heartbeat.beat(), heartbeat.beat(heartbeat.BEAT)  # the last run's heartbeats
+    Heartbeat.objects.update(beat_at=timezone.now() - timedelta(hours=1))
+    heartbeat.started()  # serve starts a worker again
+
+    starting = client.get("/healthz").json()
+    heartbeat.beat()
+    half = client.get("/healthz").json()
+    heartbeat.beat(heartbeat.BEAT)
+    ready = client.get("/healthz").json()
+
+    assert starting["status"] == "starting" and starting["worker"]["starting"] is True
+    assert "starting: the worker and beat started" in starting["worker"]["problem"]
+    assert half["status"] == "starting" and "beat started" in half["worker"]["problem"]
+    assert ready["status"] == "ok" and "starting" not in ready["worker"]
+
+
+@pytest.mark.django_db
+def test_a_worker_that_never_beats_after_its_start_is_degraded_in_time(client: Client) -> None:
+    heartbeat.started()
+    Heartbeat.objects.filter(name=heartbeat.STARTED).update(beat_at=timezone.now() - timedelta(minutes=10))
+
+    body = client.get("/healthz").json()
+
+    assert body["status"] == "degraded" and body["worker"]["problem"] == "no heartbeat yet: is a worker running?"

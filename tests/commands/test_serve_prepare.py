@@ -46,7 +46,7 @@ def test_the_first_run_creates_the_demo_organization_token_and_login(transaction
     assert admin.check_password(login[1])
     assert admin.is_superuser and admin.is_staff
 
-    assert "Memory Platform is ready." in output
+    assert "Memory Platform is prepared." in output
     assert "/healthz" in output
 
 

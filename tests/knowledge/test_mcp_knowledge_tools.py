@@ -172,3 +172,18 @@ def test_the_outsider_sees_and_touches_nothing(
     assert [t["object"] for t in outsider.ok("kg-query", {"subject": "Alice"})["triples"]] == ["Doom"]
     assert [t["object"] for t in agent.ok("kg-query", {"subject": "Alice"})["triples"]] == ["Payments"]
     assert len(agent.ok("memory-get", {"id": a["id"]})["links"]) == 1
+
+
+def test_kg_assert_says_which_facts_it_ended(agent: McpClient) -> None:
+    first = _assert(agent, "Alice", "works_on", "Payments", valid_from="2025-01-01T00:00:00Z")
+    assert first["ended"] == []
+
+    moved = _assert(agent, "Alice", "works_on", "Checkout", valid_from="2025-06-01T00:00:00Z")
+    again = _assert(agent, "Alice", "works_on", "Checkout", valid_from="2025-06-01T00:00:00Z")
+
+    [ended] = moved["ended"]
+    assert (ended["object"], ended["valid_from"], ended["valid_to"]) == (
+        "Payments", "2025-01-01T00:00:00Z", "2025-06-01T00:00:00Z",
+    )  # fmt: skip
+    assert ended["id"] != first["id"]  # the record of the period it held; the open one expired
+    assert again["ended"] == [] and again["id"] == moved["id"]  # already believed: nothing ended

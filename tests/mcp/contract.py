@@ -37,6 +37,8 @@ TOOLS = {
     "memory-invalidate",
     "memory-recall",
     "platform-status",
+    "repository-list",
+    "repository-create",
 }
 
 # The memory-write response schema.

@@ -102,7 +102,7 @@ def test_memory_link_relation_defaults_to_related(tools: dict[str, Tool]) -> Non
 
 def test_annotations_tell_agents_which_tools_only_read_and_which_destroy(tools: dict[str, Tool]) -> None:
     readers = {"memory-search", "memory-vector-search", "memory-get", "memory-history", "memory-list"}
-    readers |= {"memory-recall", "platform-status"}
+    readers |= {"memory-recall", "platform-status", "repository-list"}
     for name in readers:
         assert tools[name].annotations is not None
         assert tools[name].annotations.readOnlyHint is True, name

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from code_index import pipeline, services
@@ -55,12 +54,6 @@ def api(acme: Tenant, request: pytest.FixtureRequest) -> Api:
         return client_with(acme.raw_tokens[role])
 
     return make
-
-
-@pytest.fixture(autouse=True)
-def _fresh_rate_limits() -> None:
-    # Throttle counters live in the cache, which outlives each test's rolled-back transaction.
-    cache.clear()
 
 
 def error_of(response: Any, status: int, code: str | None = None) -> dict[str, Any]:

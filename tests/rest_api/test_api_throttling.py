@@ -1,6 +1,7 @@
 """Requests per caller are limited (API_THROTTLE_RATE); over it, 429 with Retry-After.
 
-The counters live in the cache, which the autouse fixture of conftest.py clears before each test.
+The counters live in PostgreSQL (no Redis here), so each test's rolled-back transaction takes its
+counts with it.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def cluster(django_db_setup: Any, tmp_path_factory: pytest.TempPathFactory) -> I
         "API_THROTTLE_RATE": f"{RATE}/min",
         "CONSOLIDATION_AUTO_MERGE_SHARE": "1",
     }
-    env = {k: v for k, v in os.environ.items() if k not in ("CELERY_BROKER_DIR", "CACHE_DIR", "MEMORY_PLATFORM_TOKEN")}
+    env = {k: v for k, v in os.environ.items() if k not in ("CELERY_BROKER_DIR", "MEMORY_PLATFORM_TOKEN")}
     env.update(
         DATABASE_URL=database_url_of_the_test_database(),
         CELERY_QUEUE=queue,

@@ -83,3 +83,25 @@ def test_the_consolidate_listing_agrees_with_the_write_hints(acme: Tenant, agent
     assert [(c["kind"], sorted(c["memory_ids"])) for c in listed] == [
         ("duplicate", sorted([first["id"], second["id"]]))
     ]
+
+
+def test_a_batch_of_contradicting_rules_gets_one_proposal_a_pair(
+    acme: Tenant, agent: McpClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    locked = _rule(acme.curator, PAIRS[0][0], status="locked")
+    variants = [PAIRS[0][1], "No deploys to production on Fridays after 17:00 UTC."]
+
+    results = agent.ok(
+        "memory-batch-write",
+        {"memories": [{"scope_type": "organization", "memory_type": "convention", "current_content": text}
+                      for text in variants]},
+    )  # fmt: skip
+
+    ids = [str(locked.pk), *(result["memory"]["id"] for result in results)]
+    pairs = [
+        frozenset(str(pk) for pk in proposal.memory_ids)
+        for proposal in ConsolidationProposal.objects.filter(kind=ProposalKind.CONTRADICTION)
+    ]
+    assert len(pairs) == len(set(pairs))  # none twice, though each write saw the others
+    assert {frozenset([ids[0], ids[1]]), frozenset([ids[0], ids[2]])} <= set(pairs)
+    assert "left to the consolidation worker" not in caplog.text

@@ -122,6 +122,8 @@ def test_serve_starts_a_worker_and_it_does_not_outlive_serve(subprocess_env: dic
             assert not run.worker_gone()
             wait_for(run.web_started, 60, f"{WEB_PROCESSES} web processes ({run.how})")
             assert f"Web:     {WEB_PROCESSES} processes" in run.output
+            # "Ready" only once the web server answers and the worker and beat have reported.
+            wait_for(lambda run=run: "Memory Platform is ready at http://" in run.output, 90, f"ready ({run.how})")
 
         for run in runs:
             run.process.send_signal(run.stop_signal)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 import signal
+import socket
 from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
@@ -14,7 +15,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import connections, transaction
 
-from memory_platform import web
+from memory_platform import readiness, web
 from memory_platform.env import env_bool
 from memory_platform.worker import BackgroundWorker
 from organizations.models import Organization, Role, User
@@ -61,10 +62,10 @@ class Command(BaseCommand):
         connections.close_all()
 
         database = f"embedded PostgreSQL in {settings.DATA_DIR}" if settings.EMBEDDED_DATABASE else "DATABASE_URL"
+        if options["port"] == 0:  # any free port: chosen here, so that the banner and "ready" name it
+            options["port"] = _free_port(options["host"])
         base = f"http://{options['host']}:{options['port']}"
         lines = [
-            "",
-            "Memory Platform is ready.",
             f"  Admin:   {base}/admin/",
             f"  MCP:     {base}/mcp",
             f"  REST:    {base}/api/v1/  (docs {base}/api/docs/, schema {base}/api/schema/)",
@@ -75,7 +76,7 @@ class Command(BaseCommand):
             *notes,
         ]
         if options["prepare_only"]:
-            self.stdout.write("\n".join([*lines, ""]))
+            self.stdout.write("\n".join(["", "Memory Platform is prepared.", *lines, ""]))
             return
 
         worker: BackgroundWorker | None = None
@@ -94,8 +95,11 @@ class Command(BaseCommand):
                 broker = "Redis (REDIS_URL)" if settings.REDIS_URL else f"files in {settings.CELERY_BROKER_DIR}"
                 lines.append(f"  Worker:  Celery worker + beat running (pid {worker.pid}), broker: {broker}")
                 lines.append(f"           log: {worker.log_file}")
-            self.stdout.write("\n".join([*lines, ""]))
+            # What to connect to now (the token shown once must never wait); "ready" once it is: the
+            # web server answers and the worker has said it is alive.
+            self.stdout.write("\n".join(["", "Starting Memory Platform…", *lines, ""]))
             self.stdout.flush()
+            readiness.announce(self.stdout, base, wait_for_worker=worker is not None)
 
             # The web processes' share of the cores; the worker above keeps its own setting.
             os.environ["EMBEDDING_THREADS"] = str(model_threads)
@@ -146,6 +150,12 @@ def web_processes(asked: int) -> tuple[int, int]:
     workers = asked if asked > 0 else cores
     threads = int(os.environ.get("EMBEDDING_THREADS") or 0) or max(1, cores // workers)
     return workers, threads
+
+
+def _free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
 
 
 def _exit_on_signal(signum: int, frame: FrameType | None) -> NoReturn:

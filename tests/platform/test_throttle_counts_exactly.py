@@ -1,0 +1,102 @@
+"""The rate limit counts exactly with callers in parallel: two web processes, six threads on one
+token, REST and MCP mixed, on the default (counters in PostgreSQL) and with Redis.
+
+Requests leave on a shared schedule (request k at start + k / rate), so the rate is the one asked
+for whatever the threads do. Under the limit (90%) nothing is refused; over it (140%), the share
+refused is what the limit implies (1 - 1/1.4, about 29%), each with Retry-After.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis
+
+from tests.conftest import Tenant
+from tests.live_server import start_server, stop
+from tests.mcp.http import bearer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+LIMIT = 20  # a second: the same sliding window as a minute's, in a test that takes seconds
+THREADS = 6
+REDIS = "redis://127.0.0.1:6379/13"
+
+
+def _send_at(base_url: str, token: str, rate: float, seconds: float) -> Counter[str]:
+    """Send ``rate`` requests a second for ``seconds``, REST and MCP alternating: their outcomes."""
+    outcomes: Counter[str] = Counter()
+    numbers = itertools.count()
+    lock = threading.Lock()
+    start = time.monotonic() + 0.5
+    total = int(rate * seconds)
+
+    def work() -> None:
+        with httpx.Client(base_url=base_url, headers=bearer(token), timeout=30) as client:  # keep-alive
+            while True:
+                with lock:
+                    number = next(numbers)
+                if number >= total:
+                    return
+                time.sleep(max(0.0, start + number / rate - time.monotonic()))
+                if number % 2:
+                    response = client.get("/api/v1/repositories/")
+                else:
+                    response = client.post("/mcp", json={"jsonrpc": "2.0", "id": number, "method": "tools/list"})
+                refused = response.status_code == 429
+                if refused:
+                    assert int(response.headers["Retry-After"]) >= 1
+                with lock:
+                    outcomes["refused" if refused else "served" if response.status_code == 200 else "other"] += 1
+
+    threads = [threading.Thread(target=work) for _ in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes
+
+
+@pytest.mark.parametrize("counters", ["postgresql", "redis"])
+def test_the_limit_holds_for_parallel_callers(
+    acme: Tenant, server_env: dict[str, str], tmp_path: Path, counters: str
+) -> None:
+    env = {**server_env, "API_THROTTLE_RATE": f"{LIMIT}/s"}
+    if counters == "redis":
+        redis.Redis.from_url(REDIS).flushdb()
+        env["REDIS_URL"] = REDIS
+    process, base_url = start_server(env, tmp_path / "server.log", workers=2)
+    try:
+        under = _send_at(base_url, acme.raw_tokens["agent"], rate=0.9 * LIMIT, seconds=8)
+        time.sleep(2.5)  # two windows: what was counted no longer weighs
+        over = _send_at(base_url, acme.raw_tokens["agent"], rate=1.4 * LIMIT, seconds=12)
+    finally:
+        stop(process)
+
+    assert under == Counter(served=int(0.9 * LIMIT * 8)), under
+    share = over["refused"] / sum(over.values())
+    assert over["other"] == 0, over
+    assert 0.24 <= share <= 0.34, (over, share)
+
+
+def test_each_request_is_counted_by_one_statement(acme: Tenant, settings: Any) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memory_platform.throttling import retry_after
+
+    settings.API_THROTTLE_RATE = "3/min"
+    with CaptureQueriesContext(connection) as captured:
+        results = [retry_after(acme.agent) for _ in range(4)]
+
+    assert results[:3] == [None, None, None] and results[3] is not None and results[3] >= 1
+    counting = [q["sql"] for q in captured.captured_queries if "ratecount" in q["sql"]]
+    # Four hits (the first also clears the caller's older windows) and one count taken back.
+    assert len(counting) == 4 + 1 + 1, counting
