@@ -68,7 +68,10 @@ MIX: list[tuple[int, Sender]] = [
     (13, lambda c, r, n: c.get("/api/v1/memories/", params={"limit": 5})),
     (7, lambda c, r, n: c.post("/mcp", json=_call("memory-consolidate", {}, n))),
     (8, lambda c, r, n: c.get("/api/v1/status/")),
-    (10, _hostile),
+    (8, _hostile),
+    # Refused before their bodies are read: answered all the same (memory_platform.wsgi.DrainedBodies).
+    (1, lambda c, r, n: c.post("/mcp", content=b"x" * 2_000_000)),
+    (1, lambda c, r, n: c.post("/mcp", headers={"Origin": "http://evil.example"}, content=b" " * 200_000)),
 ]
 
 
