@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from django.conf import settings
@@ -114,11 +114,18 @@ def write_hints(memories: Sequence[Memory]) -> dict[UUID, WriteHints]:
     return hints
 
 
+class _Row(NamedTuple):
+    pk: Any
+    current_content: str
+    memory_type: str
+
+
 def _classified(memory: Memory, rows: list[tuple[Any, ...]]) -> WriteHints:
     duplicates: list[Hint] = []
     conflicts: list[Hint] = []
     for other_id, title, content, memory_type, status, similarity in rows:
-        other = Memory(pk=other_id, current_content=content, memory_type=memory_type)
+        # A row's columns are all the rules read: no model instance is built for it.
+        other = _Row(other_id, content, memory_type)
         match = classify(memory, other, float(similarity))
         kind = hint_kind(match)
         if kind is None or match is None:

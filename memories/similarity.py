@@ -32,7 +32,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from uuid import UUID
 
 from django.conf import settings
@@ -171,7 +171,27 @@ def frame_share(first: str, second: str) -> float:
     return difflib.SequenceMatcher(None, _facets(first).words, _facets(second).words, autojunk=False).ratio()
 
 
-def classify(first: Memory, second: Memory, similarity: float) -> Match | None:
+def _frame_at_least(first: str, second: str, share: float) -> bool:
+    """``frame_share(first, second) >= share``, without lining the words up when their counts alone
+    (difflib's upper bounds, in linear time) already fall short."""
+    matcher = difflib.SequenceMatcher(None, _facets(first).words, _facets(second).words, autojunk=False)
+    return matcher.real_quick_ratio() >= share and matcher.quick_ratio() >= share and matcher.ratio() >= share
+
+
+class Compared(Protocol):
+    """What the rules read of a memory: a model instance, or a row's few columns (memories.hints)."""
+
+    @property
+    def pk(self) -> Any: ...
+
+    @property
+    def current_content(self) -> str: ...
+
+    @property
+    def memory_type(self) -> str: ...
+
+
+def classify(first: Compared, second: Compared, similarity: float) -> Match | None:
     """The rules of the module docstring applied to two memories of one scope; None: unrelated."""
     if normalized_content(first.current_content) == normalized_content(second.current_content):
         return Match(first.pk, second.pk, MatchKind.DUPLICATE, max(similarity, 1.0 if similarity > 0 else 0.0), True)
@@ -198,15 +218,14 @@ def classify(first: Memory, second: Memory, similarity: float) -> Match | None:
     return Match(first.pk, second.pk, kind, similarity, differences=found.as_evidence())
 
 
-def _value_changed(first: Memory, second: Memory, found: Differences, similarity: float) -> bool:
+def _value_changed(first: Compared, second: Compared, found: Differences, similarity: float) -> bool:
     if similarity < settings.CONSOLIDATION_CONFLICT:
         return False
-    frame = frame_share(first.current_content, second.current_content)
-    if found.numbers[0] or found.numbers[1] or found.negation:
-        return frame >= settings.CONSOLIDATION_CONFLICT_FRAME
     # A name swapped in one statement ("PostgreSQL" for "MySQL") as well, where more of the words
     # line up: two statements about different subjects share their frame but not all of it.
-    return frame >= NAMED_VALUE_FRAME
+    changed = found.numbers[0] or found.numbers[1] or found.negation
+    share = settings.CONSOLIDATION_CONFLICT_FRAME if changed else NAMED_VALUE_FRAME
+    return _frame_at_least(first.current_content, second.current_content, share)
 
 
 # --- where to look -----------------------------------------------------------------------------
