@@ -16,7 +16,7 @@ from typing import Any
 from uuid import UUID
 
 from django.contrib import admin, messages
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -61,12 +61,20 @@ def _private_to_others(user: User | Any) -> Q:
 
 
 def waiting_drafts(user: User | Any, organizations: QuerySet[Organization]) -> QuerySet[Memory]:
-    """Unreviewed memories waiting for a curator: every draft, and active ones with review flags."""
+    """Unreviewed memories waiting for a curator: every draft, and active ones with review flags.
+
+    A memory an open proposal names waits as part of that proposal, not a second time on its own;
+    once the proposal is decided, a memory still unreviewed comes back here.
+    """
     waiting = Q(status=Status.DRAFT) | (Q(status=Status.ACTIVE) & ~Q(review_flags=[]))
+    in_open_proposal = ConsolidationProposal.memories.through.objects.filter(
+        memory_id=OuterRef("pk"), consolidationproposal__state=ProposalState.OPEN
+    )
     return (
         Memory.objects.filter(
             waiting, organization__in=organizations, deleted_at__isnull=True, superseded_by__isnull=True
         )
+        .exclude(Exists(in_open_proposal))
         .exclude(_private_to_others(user))
         .order_by("-importance", "-created_at", "pk")
     )
@@ -277,6 +285,17 @@ def proposal_view(request: HttpRequest, proposal_id: UUID) -> HttpResponse:
     )
 
 
+def applied_summary(proposal: ConsolidationProposal) -> str:
+    """What applying a proposal did, as the curator is told: which memory was kept, which went."""
+    members = {memory.pk: memory for memory in proposal.memories.all()}
+    if proposal.kind == ProposalKind.STALE:
+        return f"Deprecated {', '.join(f'“{m.title}”' for m in members.values())}."
+    kept = members.get(proposal.survivor_id) if proposal.survivor_id else None
+    others = [m for pk, m in members.items() if pk != proposal.survivor_id]
+    gone = "; ".join(f"“{m.title}”" for m in others)
+    return f"Kept “{kept.title if kept else proposal.survivor_id}”; superseded by it: {gone}."
+
+
 def differences(evidence: dict[str, Any]) -> list[str]:
     """The detection's differences as a curator reads them: "numbers: 30 in one, 60 in the other"."""
 
@@ -301,14 +320,14 @@ def _decide_proposal(request: HttpRequest, proposal: ConsolidationProposal) -> H
             return "Say why: the reason is kept in every version and audit event this decision writes."
         if decision == "apply":
             content = request.POST.get("content", "")
-            proposal_apply(
+            applied = proposal_apply(
                 principal=principal,
                 proposal_id=proposal.pk,
                 survivor_id=request.POST.get("survivor") or None,
                 content=content if content.strip() and request.POST.get("edit") == "on" else None,
                 reason=reason,
             )
-            messages.success(request, "Applied the proposal. Next item below.")
+            messages.success(request, f"{applied_summary(applied)} Next item below.")
         elif decision == "dismiss":
             proposal_dismiss(principal=principal, proposal_id=proposal.pk, reason=reason)
             messages.success(request, "Dismissed the proposal: these memories will not be proposed together again.")

@@ -16,8 +16,9 @@ from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
+from lifecycle.decay import least_fresh
 from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalState
-from memories.models import RULE_TYPES, AuthorKind, EmbeddingStatus, Memory, MemoryType, ScopeType, Status
+from memories.models import RULE_TYPES, AuthorKind, EmbeddingStatus, Memory, MemoryType, Status
 from organizations.models import Organization, User
 
 DAYS = 30
@@ -38,7 +39,7 @@ class Dashboard:
     embeddings: dict[str, int]
     runs: list[LifecycleRun]
     tags: list[tuple[str, int]]
-    least_fresh: list[Memory]
+    least_fresh: list[tuple[Memory, float]]
     # Rules (memories.models.RULE_TYPES) an agent wrote that no curator has verified or locked yet.
     unreviewed_agent_rules: int = 0
 
@@ -80,15 +81,11 @@ def _top_tags(organization: Organization) -> list[tuple[str, int]]:
         return [(str(tag), int(count)) for tag, count in cursor.fetchall()]
 
 
-def _least_fresh(organization: Organization, user: User | Any) -> list[Memory]:
-    """Alive, unreviewed memories the decay worker found least in use (never read comes first)."""
-    return list(
-        _alive(organization)
-        .filter(superseded_by__isnull=True, status__in=[Status.DRAFT, Status.ACTIVE])
-        .exclude(Q(scope_type=ScopeType.USER) & ~Q(owner_id=user.pk))
-        .select_related("access")
-        .order_by("access__freshness", "access__last_accessed_at", "updated_at")[:LEAST_FRESH]
-    )
+def _least_fresh(organization: Organization, user: User | Any) -> list[tuple[Memory, float]]:
+    """Alive, unreviewed memories least in use, with their freshness now (never read comes first)."""
+    found = least_fresh(organization, statuses=[Status.DRAFT, Status.ACTIVE], viewer_id=user.pk, limit=LEAST_FRESH)
+    memories = Memory.objects.select_related("access").in_bulk([memory_id for memory_id, _ in found])
+    return [(memories[memory_id], freshness) for memory_id, freshness in found if memory_id in memories]
 
 
 def dashboard(organization: Organization, user: User | Any) -> Dashboard:

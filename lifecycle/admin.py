@@ -16,6 +16,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.timesince import timesince
 
 from lifecycle.merge import REASON_MAX, proposal_undo
 from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalState
@@ -23,6 +24,7 @@ from lifecycle.services import proposal_apply, proposal_dismiss
 from memories.models import Memory, ScopeType
 from memory_platform.exceptions import DomainError
 from memory_platform.reasons import confirmation
+from memory_platform.timefmt import iso
 from organizations.admin_audit import Target, admin_url, audit_target, uuid_ids
 from organizations.admin_scoping import OrganizationScopedAdmin
 from organizations.selectors import principal_for_user
@@ -32,7 +34,11 @@ Decision = Callable[..., ConsolidationProposal]
 
 @admin.register(ConsolidationProposal)
 class ConsolidationProposalAdmin(OrganizationScopedAdmin):
-    list_display = ("kind", "state", "members", "similarity", "created_at", "created_by", "decided_by", "review")
+    # Two columns a person reads at a glance, between the admin's sidebar and the filters: what is
+    # proposed (its memories one per line, the suggested survivor starred; how alike they are, who
+    # found it, when) and what became of it (or the button to decide it).
+    list_display = ("proposal", "outcome")
+    list_display_links = ("proposal",)
     list_filter = ("state", "kind")
     ordering = ("-created_at",)
     actions = ["apply_proposals", "dismiss_proposals", "undo_proposals"]
@@ -59,8 +65,30 @@ class ConsolidationProposalAdmin(OrganizationScopedAdmin):
     @admin.display(description="memories")
     def members(self, obj: ConsolidationProposal) -> str:
         return format_html_join(
-            "", "<div>{}{}</div>", ((("★ " if m.pk == obj.survivor_id else ""), m.title) for m in obj.memories.all())
+            "", "<div>{}{}</div>", ((("★ " if m.pk == obj.survivor_id else ""), m.title) for m in _survivor_first(obj))
         )
+
+    @admin.display(description="proposal", ordering="created_at")
+    def proposal(self, obj: ConsolidationProposal) -> str:
+        similarity = obj.evidence.get("similarity")
+        alike = f"similarity {similarity:.3f} · " if isinstance(similarity, int | float) else ""
+        return format_html(
+            '<strong class="proposal-kind">{}</strong><div class="proposal-members">{}</div>'
+            '<small class="proposal-found">{}found by {} <span title="{}">{} ago</span></small>',
+            obj.get_kind_display(), self.members(obj), alike, obj.created_by, iso(obj.created_at),
+            timesince(obj.created_at).split(",")[0],
+        )  # fmt: skip
+
+    @admin.display(description="outcome", ordering="state")
+    def outcome(self, obj: ConsolidationProposal) -> str:
+        chip = format_html('<span class="chip chip-proposal-{}">{}</span>', obj.state, obj.get_state_display())
+        if obj.decided_at is None:
+            return format_html("{}<br>{}", chip, self.review(obj)) if obj.state == ProposalState.OPEN else chip
+        return format_html(
+            '{}<br>by {} <small title="{}">{} ago</small>{}',
+            chip, obj.decided_by or "unknown", iso(obj.decided_at), timesince(obj.decided_at).split(",")[0],
+            format_html('<br><small class="proposal-reason">“{}”</small>', obj.reason) if obj.reason else "",
+        )  # fmt: skip
 
     @admin.display(description="")
     def review(self, obj: ConsolidationProposal) -> str:
@@ -69,11 +97,6 @@ class ConsolidationProposalAdmin(OrganizationScopedAdmin):
         return format_html(
             '<a class="button" href="{}">Review side by side</a>', reverse("admin:review_proposal", args=[obj.pk])
         )
-
-    @admin.display(description="similarity")
-    def similarity(self, obj: ConsolidationProposal) -> str:
-        value = obj.evidence.get("similarity")
-        return f"{value:.3f}" if isinstance(value, int | float) else self.get_empty_value_display()
 
     def _decide(
         self, request: HttpRequest, queryset: QuerySet[ConsolidationProposal], decision: Decision, *, action: str,
@@ -150,7 +173,7 @@ class ConsolidationProposalAdmin(OrganizationScopedAdmin):
 
 @admin.register(LifecycleRun)
 class LifecycleRunAdmin(OrganizationScopedAdmin):
-    list_display = ("kind", "status", "started_at", "finished_at", "seconds_used", "counts", "errors")
+    list_display = ("kind", "status", "started_at", "finished_at", "seconds_used", "counted", "errors")
     list_filter = ("kind", "status")
     ordering = ("-started_at",)
     readonly_fields = (
@@ -164,6 +187,10 @@ class LifecycleRunAdmin(OrganizationScopedAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    @admin.display(description="counts")
+    def counted(self, obj: LifecycleRun) -> str:
+        return obj.counts_summary or self.get_empty_value_display()
 
 
 @audit_target("consolidation_proposal")

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
+from typing import Any
+from uuid import UUID
 
 from django.conf import settings
 from django.db import connection
@@ -27,43 +29,70 @@ from django.utils import timezone
 from lifecycle.consolidation import WORKER, organization_lock
 from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalKind, ProposalState, RunKind, RunStatus
 from lifecycle.services import proposal_create
-from memories.models import Memory, MemoryType, Status
+from memories.models import Memory, MemoryType, ScopeType, Status
 from organizations.models import Organization
 
 DECAY_LOCK_NAMESPACE = 0x1C0D
 EXEMPT_STATUSES = (Status.LOCKED, Status.VERIFIED)
 EXEMPT_TYPES = (MemoryType.BUSINESS_RULE, MemoryType.CONVENTION, MemoryType.DECISION_LOG)
 
-_FRESHNESS_UPSERT = """
-INSERT INTO memories_memoryaccess AS a (memory_id, access_count, last_accessed_at, freshness, freshness_at)
-SELECT m.id, coalesce(x.access_count, 0), x.last_accessed_at,
+# The formula above, at %(now)s, for memory ``m`` and its access row ``x`` (which may be missing).
+_FRESHNESS_NOW = """
     CASE WHEN m.status = ANY(%(exempt_statuses)s) OR m.memory_type = ANY(%(exempt_types)s) THEN 1.0
     ELSE power(2.0, -greatest(0.0, extract(epoch FROM %(now)s - greatest(x.last_accessed_at, m.updated_at)) / 86400.0)
         / (%(half_life)s * (1.0 + ln(1.0 + coalesce(x.access_count, 0)) / ln(2.0))))
-    END,
-    %(now)s
+    END"""
+_ALIVE = """
 FROM memories_memory AS m
 LEFT JOIN memories_memoryaccess AS x ON x.memory_id = m.id
-WHERE m.organization_id = %(organization)s AND m.deleted_at IS NULL AND m.superseded_by_id IS NULL
+WHERE m.organization_id = %(organization)s AND m.deleted_at IS NULL AND m.superseded_by_id IS NULL"""
+
+_FRESHNESS_UPSERT = f"""
+INSERT INTO memories_memoryaccess AS a (memory_id, access_count, last_accessed_at, freshness, freshness_at)
+SELECT m.id, coalesce(x.access_count, 0), x.last_accessed_at, {_FRESHNESS_NOW}, %(now)s
+{_ALIVE}
 ORDER BY m.id
 ON CONFLICT (memory_id) DO UPDATE SET freshness = EXCLUDED.freshness, freshness_at = EXCLUDED.freshness_at
 """
+
+_LEAST_FRESH = f"""
+SELECT m.id, {_FRESHNESS_NOW} AS freshness
+{_ALIVE} AND m.status = ANY(%(statuses)s) AND (m.scope_type <> %(personal)s OR m.owner_id = %(viewer)s)
+ORDER BY freshness, x.last_accessed_at NULLS FIRST, m.updated_at, m.id
+LIMIT %(limit)s
+"""
+
+
+def _formula(organization: Organization) -> dict[str, Any]:
+    return {
+        "now": timezone.now(),
+        "organization": organization.pk,
+        "half_life": float(settings.DECAY_HALF_LIFE_DAYS),
+        "exempt_statuses": list(EXEMPT_STATUSES),
+        "exempt_types": list(EXEMPT_TYPES),
+    }
 
 
 def freshness_update(organization: Organization) -> int:
     """Compute every alive memory's freshness now; returns how many were computed."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            _FRESHNESS_UPSERT,
-            {
-                "now": timezone.now(),
-                "organization": organization.pk,
-                "half_life": float(settings.DECAY_HALF_LIFE_DAYS),
-                "exempt_statuses": list(EXEMPT_STATUSES),
-                "exempt_types": list(EXEMPT_TYPES),
-            },
-        )
+        cursor.execute(_FRESHNESS_UPSERT, _formula(organization))
         return int(cursor.rowcount)
+
+
+def least_fresh(
+    organization: Organization, *, statuses: list[str], viewer_id: Any, limit: int
+) -> list[tuple[UUID, float]]:
+    """The alive memories of ``statuses`` least in use, with their freshness computed now (the
+    decay run's stored value is as old as the run; on a new platform there is none yet). Other
+    people's personal memories are left out."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _LEAST_FRESH,
+            {**_formula(organization), "statuses": statuses, "personal": ScopeType.USER, "viewer": viewer_id,
+             "limit": limit},
+        )  # fmt: skip
+        return [(memory_id, float(freshness)) for memory_id, freshness in cursor.fetchall()]
 
 
 def stale_memories(organization: Organization) -> list[Memory]:

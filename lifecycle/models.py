@@ -69,6 +69,21 @@ class LifecycleRun(models.Model):
     def __str__(self) -> str:
         return f"{self.kind} run of {self.organization_id} at {self.started_at:%Y-%m-%d %H:%M}"
 
+    @property
+    def counts_summary(self) -> str:
+        """The counts as a person reads them: "examined 40, proposals: 1 merge, 1 contradiction"."""
+
+        def said(key: str, value: object) -> str:
+            name = key.replace("_", " ")
+            if isinstance(value, dict):
+                inner = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in value.items())
+                return f"{name}: {inner or 'none'}"
+            return f"{name} {value}"
+
+        # Totals first, then the breakdowns (PostgreSQL keeps a JSON object's keys in its own order).
+        counts = sorted((self.counts or {}).items(), key=lambda item: isinstance(item[1], dict))
+        return ", ".join(said(key, value) for key, value in counts)
+
 
 class ConsolidationProposal(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)

@@ -124,7 +124,8 @@ def propose_write_conflicts(memory: Memory, conflicts: Sequence[Hint]) -> list[C
                 memory_ids=ids,
                 survivor_id=reference,
                 evidence=evidence,
-                created_by=f"write by {memory.author_name or memory.author_kind}",
+                # "found by the write check (ci-bot)": the check run when ci-bot wrote the memory.
+                created_by=f"the write check ({memory.author_name or memory.author_kind})",
             )
         )
     if proposals:

@@ -3,14 +3,14 @@ the admin obeys the same rules (roles, locked memories) and writes versions and 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import display_for_value
-from django.contrib.admin.views.main import ORDER_VAR
-from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
+from django.contrib.admin.views.main import ORDER_VAR, SEARCH_VAR, ChangeList
+from django.db.models import Case, FloatField, IntegerField, Q, QuerySet, Value, When
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
@@ -20,10 +20,10 @@ from django.utils.timesince import timesince
 
 from memories import admin_history, services
 from memories.admin_decisions import DECISIONS, Decision, decide, decisions_for, status_since
-from memories.models import Memory, MemoryType, MemoryVersion, ScopeType, Status
+from memories.models import IMPORTANCE_MAX, Memory, MemoryType, MemoryVersion, ScopeType, Status
 from memories.search import SearchParams, memory_search
 from memories.selectors import MemoryFilters
-from memories.trust import review_payload
+from memories.trust import is_pinned, review_payload
 from memory_platform import reasons
 from memory_platform.exceptions import DomainError, SearchUnavailable
 from organizations.admin_audit import Target, admin_url, audit_target, uuid_ids
@@ -173,10 +173,26 @@ MEANING_CANDIDATES = 200
 SEARCH_MODES = {"meaning": "by meaning", "words": "by words"}
 
 
+class MemoryChangeList(ChangeList):
+    """The memory list; searched by meaning, it is in the search's order (best match first) and no
+    column claims to sort it, until the curator sorts by one."""
+
+    ranked_by_meaning = False
+
+    def get_queryset(self, request: HttpRequest, exclude_parameters: Any = None) -> QuerySet[Memory]:
+        queryset: QuerySet[Memory] = super().get_queryset(request, exclude_parameters)
+        # MemoryAdmin.get_search_results ranked it (and ordered it so, no column being chosen).
+        self.ranked_by_meaning = "search_rank" in queryset.query.annotations and not self.params.get(ORDER_VAR)
+        return queryset
+
+    def get_ordering_field_columns(self) -> dict[int, Literal["desc", "asc"]]:
+        return {} if self.ranked_by_meaning else dict(super().get_ordering_field_columns())
+
+
 @admin.register(Memory)
 class MemoryAdmin(OrganizationScopedAdmin):
     form = MemoryAdminForm
-    list_display = ["title_and_excerpt", "importance", "written"]
+    list_display = ["title_and_excerpt", "importance_shown", "written"]
     list_display_links = ["title_and_excerpt"]
     list_filter = [ShownFilter, "status", "scope_type", "memory_type", "importance", "organization"]
     search_fields = ["title", "current_content", "tags"]
@@ -248,6 +264,20 @@ class MemoryAdmin(OrganizationScopedAdmin):
         return format_html('{} <span class="chip chip-tag" title="{}">+{}</span>', chips, ", ".join(obj.tags[3:]),
                            len(obj.tags) - 3)  # fmt: skip
 
+    @admin.display(description="importance", ordering="importance")
+    def importance_shown(self, obj: Memory) -> str:
+        chip = format_html('<br><span class="chip chip-tag">pinned</span>') if is_pinned(obj.tags, obj.metadata) else ""
+        return format_html(
+            '<span class="importance" title="importance {} of {}">{}</span>{}',
+            obj.importance, IMPORTANCE_MAX, obj.importance, chip,
+        )  # fmt: skip
+
+    @admin.display(description="match")
+    def match(self, obj: Memory) -> str:
+        """How well the memory answers the search by meaning (the search's relevance, 1 is best)."""
+        score = getattr(obj, "search_score", None)
+        return f"{score:.2f}" if isinstance(score, float) else self.get_empty_value_display()
+
     @admin.display(description="written", ordering="updated_at")
     def written(self, obj: Memory) -> str:
         """Who wrote the memory's text (an agent's token name, a person, the platform), how far curators
@@ -268,7 +298,12 @@ class MemoryAdmin(OrganizationScopedAdmin):
         columns = list(super().get_list_display(request))
         if request.user.is_superuser or organizations_for(request).count() > 1:
             columns.insert(1, "organization")
+        if self._search_mode(request) == "meaning" and request.GET.get(SEARCH_VAR, "").strip():
+            columns.insert(1, "match")
         return columns
+
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return MemoryChangeList
 
     # --- search: by meaning (the product's hybrid search) or by words -----------------------------
 
@@ -301,13 +336,15 @@ class MemoryAdmin(OrganizationScopedAdmin):
                 request, f"Search by meaning is unavailable ({error}); searched by words.", messages.WARNING
             )
             return super().get_search_results(request, queryset, search_term)
-        rank = Case(*(When(pk=pk, then=Value(i)) for i, pk in enumerate(ranked)), output_field=IntegerField())
-        found = queryset.filter(pk__in=ranked).annotate(search_rank=rank)
+        rank = Case(*(When(pk=pk, then=Value(i)) for i, (pk, _) in enumerate(ranked)), output_field=IntegerField())
+        score = Case(*(When(pk=pk, then=Value(relevance)) for pk, relevance in ranked), output_field=FloatField())
+        found = queryset.filter(pk__in=[pk for pk, _ in ranked]).annotate(search_rank=rank, search_score=score)
         # Best match first, unless the curator sorted by a column.
         return (found if ORDER_VAR in request.GET else found.order_by("search_rank", "pk")), False
 
-    def _by_meaning(self, request: HttpRequest, queryset: QuerySet[Memory], query: str) -> list[Any]:
-        """The ids of the best matches among the memories the list shows (its filters applied), best first."""
+    def _by_meaning(self, request: HttpRequest, queryset: QuerySet[Memory], query: str) -> list[tuple[Any, float]]:
+        """The best matches among the memories the list shows (its filters applied), best first, each
+        with its relevance."""
         scored: list[tuple[float, Any]] = []
         filters = self._search_filters(request)
         organizations = organizations_for(request).filter(pk__in=queryset.values("organization_id"))
@@ -320,7 +357,7 @@ class MemoryAdmin(OrganizationScopedAdmin):
         scored.sort(key=lambda pair: -pair[0])
         # The list's other filters (importance, date, organization) narrow the ranked memories.
         shown = set(queryset.filter(pk__in=[pk for _, pk in scored]).values_list("pk", flat=True))
-        return [pk for _, pk in scored if pk in shown][:MEANING_RESULTS]
+        return [(pk, relevance) for relevance, pk in scored if pk in shown][:MEANING_RESULTS]
 
     @staticmethod
     def _search_filters(request: HttpRequest) -> MemoryFilters:

@@ -130,7 +130,7 @@ def _carry_out(request: HttpRequest, memories: list[Memory], decision: Decision,
             messages.error(request, f"{memory.title}: {error.message}")
     if done:
         noun = "memory" if done == 1 else "memories"
-        messages.success(request, f"{decision.done} {done} {noun}. Reason kept: “{reason}”.")
+        messages.success(request, f"{decision.done} {done} {noun}. Reason kept: “{reason}”")
 
 
 def status_since(memory: Memory) -> MemoryVersion | None:

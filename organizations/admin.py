@@ -134,7 +134,7 @@ class ApiTokenAdmin(OrganizationScopedAdmin):
             except DomainError as error:
                 self.message_user(request, f"{token.display}: {error.message}", messages.ERROR)
         if revoked:
-            self.message_user(request, f"Revoked {revoked} token(s). Reason kept: “{reason}”.", messages.SUCCESS)
+            self.message_user(request, f"Revoked {revoked} token(s). Reason kept: “{reason}”", messages.SUCCESS)
 
 
 admin.site.register(AuditEvent, AuditEventAdmin)

@@ -176,7 +176,7 @@ class MembershipAdmin(OrganizationScopedAdmin):
             except DomainError as error:
                 self.message_user(request, f"{membership.user.get_username()}: {error.message}", messages.ERROR)
         if removed:
-            self.message_user(request, f"Removed {removed} member(s). Reason kept: “{reason}”.", messages.SUCCESS)
+            self.message_user(request, f"Removed {removed} member(s). Reason kept: “{reason}”", messages.SUCCESS)
 
 
 class MembershipsOfUserInline(ReadOnlyInline):

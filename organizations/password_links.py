@@ -32,21 +32,30 @@ def link_lifetime_days() -> int:
     return max(1, settings.PASSWORD_RESET_TIMEOUT // 86_400)
 
 
+def _page_context(request: Any) -> dict[str, Any]:
+    """The admin's look for a page whose visitor is not logged in yet: its header, not its sidebar
+    (which would say "You don't have permission to view or edit anything")."""
+    return {**admin.site.each_context(request), "is_nav_sidebar_enabled": False, "available_apps": []}
+
+
 class SetPasswordView(PasswordResetConfirmView):
     template_name = "registration/set_password.html"
     success_url = reverse_lazy("set-password-done")
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
-        context.update(admin.site.each_context(self.request))
-        context.update(title="Set your password", timeout_days=link_lifetime_days())
+        context.update(_page_context(self.request))
+        account = self.user.get_username() if getattr(self, "user", None) is not None else ""
+        context.update(title="Set your password", timeout_days=link_lifetime_days(), account=account)
         return context
 
 
 class SetPasswordDoneView(PasswordResetCompleteView):
+    template_name = "registration/set_password_done.html"
+
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
-        context.update(admin.site.each_context(self.request))
+        context.update(_page_context(self.request))
         # Staff log in at the admin (there is no site-wide login page).
         context.update(title="Password set", login_url=reverse("admin:login"))
         return context

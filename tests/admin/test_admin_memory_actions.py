@@ -127,7 +127,7 @@ def test_status_actions_keep_the_reason_in_the_version_and_the_audit_event(
         assert version.snapshot["status"] == status
         event = AuditEvent.objects.get(target_id=str(memory.pk), action="memory.status")
         assert event.reason == "agreed at the Monday review"
-    assert messages_of(response) == [f"{done} 2 memories. Reason kept: “agreed at the Monday review”."]
+    assert messages_of(response) == [f"{done} 2 memories. Reason kept: “agreed at the Monday review”"]
 
 
 def test_unlock_leaves_the_memory_verified(acme: Tenant, make_memory: MemoryFactory, curator_client: Client) -> None:
@@ -138,7 +138,7 @@ def test_unlock_leaves_the_memory_verified(acme: Tenant, make_memory: MemoryFact
 
     memory.refresh_from_db()
     assert (memory.status, memory.version) == ("verified", 3)
-    assert messages_of(response) == ["Unlocked 1 memory. Reason kept: “reviewed in the admin”."]
+    assert messages_of(response) == ["Unlocked 1 memory. Reason kept: “reviewed in the admin”"]
 
 
 def test_what_an_action_does_not_apply_to_is_listed_as_unchanged_and_left_alone(
@@ -170,7 +170,7 @@ def test_deprecate_then_reactivate_brings_back_the_status_it_had(
     assert (memory.status, memory.version) == ("verified", 4)
     latest = _latest_version(memory)
     assert (latest.change, latest.reason) == ("reactivate", "it is the canonical rule")
-    assert messages_of(response) == ["Reactivated 1 memory. Reason kept: “it is the canonical rule”."]
+    assert messages_of(response) == ["Reactivated 1 memory. Reason kept: “it is the canonical rule”"]
 
 
 def test_soft_delete_and_restore(make_memory: MemoryFactory, curator_client: Client) -> None:
@@ -188,7 +188,7 @@ def test_soft_delete_and_restore(make_memory: MemoryFactory, curator_client: Cli
     memory.refresh_from_db()
     assert (memory.deleted_at, memory.version) == (None, 3)
     assert _latest_version(memory).change == "restore"
-    assert messages_of(response) == ["Restored 1 memory. Reason kept: “reviewed in the admin”."]
+    assert messages_of(response) == ["Restored 1 memory. Reason kept: “reviewed in the admin”"]
 
 
 @pytest.mark.parametrize("role", [Role.AGENT, Role.READER])

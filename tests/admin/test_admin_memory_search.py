@@ -105,3 +105,46 @@ def test_tags_show_as_chips(make_memory: MemoryFactory, curator_client: Client) 
     assert '<span class="chip chip-tag">deploy</span> <span class="chip chip-tag">friday</span>' in page
     assert '<span class="chip chip-tag" title="risk, weekend">+2</span>' in page
     assert "&lt;span" not in page
+
+
+def test_by_meaning_the_list_keeps_the_searchs_order_and_shows_its_scores(
+    rules: dict[str, str], make_memory: MemoryFactory, curator_client: Client
+) -> None:
+    """The most important memory does not jump ahead of the best match, and no column claims to sort
+    the list: the match column says how well each one answers."""
+    window = str(
+        make_memory(
+            current_content="Hotfix deploys to staging are allowed on any day of the week.",
+            importance=3, status="active",
+        ).pk
+    )  # fmt: skip
+
+    response = curator_client.get(reverse(CHANGELIST), {"q": QUESTION})
+
+    changelist = response.context["cl"]
+    found = [str(memory.pk) for memory in changelist.result_list]
+    assert found[0] == rules["friday"] and window in found
+    assert changelist.get_ordering_field_columns() == {}
+    scores = [memory.search_score for memory in changelist.result_list]
+    assert scores == sorted(scores, reverse=True) and 0 < scores[-1] <= scores[0]
+    page = response.content.decode()
+    assert 'class="column-match"' in page and f"{scores[0]:.2f}" in page
+    assert "sorted descending" not in page and "sorted ascending" not in page
+
+    # Sorted by a column on purpose, the list says so and follows it.
+    by_importance = curator_client.get(reverse(CHANGELIST), {"q": QUESTION, "o": "-3"})
+    assert str(by_importance.context["cl"].result_list[0].pk) == window
+    assert "sorted descending" in by_importance.content.decode()
+
+    # Without a search there is no score to show, and importance orders the list as before.
+    plain = curator_client.get(reverse(CHANGELIST)).content.decode()
+    assert 'class="column-match"' not in plain and "sorted descending" in plain
+
+
+def test_the_whole_title_is_in_the_list(make_memory: MemoryFactory, curator_client: Client) -> None:
+    long_title = "Refunds above 500 EUR need a second approval from finance, except for enterprise contracts"
+    make_memory(title=long_title, current_content="Refund rule.")
+
+    page = curator_client.get(reverse(CHANGELIST)).content.decode()
+
+    assert f'<span class="memory-title" title="{long_title}">{long_title}</span>' in page

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from lifecycle.models import ConsolidationProposal, ProposalState
+from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalState
 from lifecycle.services import proposal_create
 from memories.models import Memory, MemoryVersion
 from memories.services import memory_delete, memory_verify
@@ -243,7 +243,49 @@ def test_a_contradiction_names_what_differs(acme: Tenant, make_memory: MemoryFac
     response = curator_client.get(reverse("admin:review_proposal", args=[proposal.pk]))
 
     assert response.context["differences"] == ["numbers: 30 in one, 60 in the other"]
-    assert "disagreeing" in response.content.decode()
+    page = response.content.decode()
+    assert "Found by consolidation: these memories are similar but <strong>disagree</strong>" in page
+    # A contradiction is not a pair of duplicates: its buttons say what they do to it.
+    assert ">Keep the chosen one</button>" in page and ">Dismiss (they do not contradict)</button>" in page
+    assert "not duplicates" not in page
+
+
+def test_a_draft_named_by_an_open_proposal_waits_once_inside_it(
+    acme: Tenant, make_memory: MemoryFactory, curator_client: Client
+) -> None:
+    rule = make_memory(principal=acme.curator, current_content="The API timeout is 30 seconds.", status="verified")
+    draft = make_memory(current_content="The API timeout is 60 seconds.")
+    proposal = _proposal(acme, rule, draft, kind="contradiction")
+
+    response = curator_client.get(reverse(QUEUE))
+
+    assert _keys(response) == [f"proposal-{proposal.pk}"]
+    assert response.context["review_waiting"] == 1
+    assert "its own review waits for this proposal's decision" in response.content.decode()
+
+    curator_client.post(
+        reverse("admin:review_proposal", args=[proposal.pk]), {"decision": "dismiss", "reason": "both hold"}
+    )
+    # Dismissed, the proposal leaves; the draft, still unreviewed, waits on its own again.
+    assert _keys(curator_client.get(reverse(QUEUE))) == [f"draft-{draft.pk}"]
+
+
+def test_applying_says_which_memory_was_kept_and_which_went(
+    acme: Tenant, make_memory: MemoryFactory, curator_client: Client
+) -> None:
+    kept = make_memory(title="Two approvals per deploy", current_content="Deploys need two approvals.", status="active")
+    gone = make_memory(title="Deploys: 2 approvals", current_content="Deploys need 2 approvals.", status="active")
+    proposal = _proposal(acme, kept, gone)
+
+    response = curator_client.post(
+        reverse("admin:review_proposal", args=[proposal.pk]),
+        {"decision": "apply", "survivor": str(kept.pk), "reason": "same rule"},
+        follow=True,
+    )
+
+    assert messages_of(response) == [
+        "Kept “Two approvals per deploy”; superseded by it: “Deploys: 2 approvals”. Next item below."
+    ]
 
 
 def test_the_proposal_list_links_open_proposals_to_their_review(
@@ -320,3 +362,37 @@ def test_after_logging_in_a_curator_lands_on_the_queue(
         reverse("admin:login") + f"?next={wanted}", {"username": "dana", "password": "unused-password-1"}
     )
     assert response["Location"] == wanted
+
+
+def test_the_proposal_list_reads_at_a_glance(acme: Tenant, make_memory: MemoryFactory, curator_client: Client) -> None:
+    """Kind and whole titles together, survivor first; who found it; who decided, when and why."""
+    kept = make_memory(title="Deploys need two approvals from the owning team", status="active")
+    other = make_memory(title="Deploys need 2 approvals", status="active")
+    decided = _proposal(acme, kept, other)
+    curator_client.post(
+        reverse("admin:review_proposal", args=[decided.pk]), {"decision": "dismiss", "reason": "different teams"}
+    )
+
+    page = curator_client.get(reverse("admin:lifecycle_consolidationproposal_changelist")).content.decode()
+
+    assert (
+        '<strong class="proposal-kind">Merge duplicates</strong><div class="proposal-members">'
+        "<div>★ Deploys need two approvals from the owning team</div><div>Deploys need 2 approvals</div></div>"
+    ) in page
+    assert '<span class="chip chip-proposal-dismissed">Dismissed</span><br>by user carol <small' in page
+    assert "“different teams”" in page
+    assert "similarity 0.970 · found by consolidation" in page
+
+
+def test_lifecycle_run_counts_read_as_words(acme: Tenant, curator_client: Client) -> None:
+    run = LifecycleRun.objects.create(
+        organization=acme.organization, kind="consolidation", status="completed",
+        counts={"examined": 12, "auto_merged": 0, "proposals": {"merge": 1, "contradiction": 2}},
+    )  # fmt: skip
+    run.refresh_from_db()
+
+    assert run.counts_summary == "examined 12, auto merged 0, proposals: 1 merge, 2 contradiction"
+    for page in (reverse("admin:index"), reverse("admin:lifecycle_lifecyclerun_changelist")):
+        body = curator_client.get(page).content.decode()
+        assert "examined 12, auto merged 0, proposals: 1 merge, 2 contradiction" in body, page
+        assert "{&#x27;merge&#x27;" not in body and "{'merge'" not in body, page

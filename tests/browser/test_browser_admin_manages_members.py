@@ -33,6 +33,22 @@ def test_an_admin_manages_members(acme: Tenant, make_staff: StaffFactory, browse
     assert Membership.objects.get(user__username="carla").role == "curator"
     browser.screenshot("member added with a set-password link")
 
+    # The new person, not logged in, opens the link: it names their account, shows no admin sidebar.
+    admin_cookies = browser.driver.get_cookies()
+    browser.driver.delete_all_cookies()
+    browser.open(link[link.index("/accounts/set-password/") :].split()[0])
+    assert "The password of the account carla" in browser.text
+    assert not browser.find_all("#nav-sidebar") and "permission" not in browser.text
+    browser.screenshot("the new person sets their password")
+    browser.fill("#id_new_password1", "a-Long-pass-42")
+    browser.fill("#id_new_password2", "a-Long-pass-42")
+    browser.click("form input[type=submit]")
+    assert "Password set" in browser.text and not browser.find_all("#nav-sidebar")
+    browser.screenshot("password set")
+    browser.driver.delete_all_cookies()
+    for cookie in admin_cookies:
+        browser.driver.add_cookie(cookie)
+
     browser.open("/admin/organizations/membership/")
     with browser.job("change a member's role, with a reason (from the member list)"):
         browser.follow("leo")

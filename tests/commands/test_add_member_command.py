@@ -44,6 +44,10 @@ def test_create_makes_a_staff_user_and_a_link_that_sets_the_password_once(acme: 
 
     form = client.get(link.removeprefix("http://127.0.0.1:8000"), follow=True)
     assert form.status_code == 200 and form.context["validlink"]
+    # The page says whose password it sets, and shows someone not logged in no admin sidebar.
+    page = form.content.decode()
+    assert "The password of the account <strong>carol</strong>" in page
+    assert 'id="nav-sidebar"' not in page and "have permission" not in page
     done = client.post(
         form.redirect_chain[-1][0], {"new_password1": "a-Long-pass-42", "new_password2": "a-Long-pass-42"}, follow=True
     )

@@ -31,7 +31,8 @@ def seeded(acme: Tenant, globex: Tenant, make_memory: MemoryFactory) -> dict[str
     locked = make_memory(memory_type="convention", tags=["deploy"])
     memory_lock(principal=acme.curator, memory_id=locked.pk)
     old = make_memory(tags=["billing"])
-    Memory.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=3))
+    three_days_ago = timezone.now() - timedelta(days=3)
+    Memory.objects.filter(pk=old.pk).update(created_at=three_days_ago, updated_at=three_days_ago)
     carla = User.objects.create_user(username="carla-writer")
     carla.memberships.create(organization=acme.organization, role=Role.CURATOR)
     in_person = principal_for_user(user=carla, organization=acme.organization)
@@ -57,8 +58,12 @@ def test_the_numbers_of_one_organization(acme: Tenant, seeded: dict[str, Memory]
     assert (numbers.written_by_agents[-4], numbers.written_by_people[-4]) == (1, 0)
     assert numbers.tags[0] == ("deploy", 3)
     assert "gone" not in dict(numbers.tags) and "doomsday" not in dict(numbers.tags)
-    least = {memory.pk for memory in numbers.least_fresh}
-    assert least == {seeded["old"].pk, seeded["by_person"].pk}  # reviewed and personal ones left out
+    # Reviewed and personal ones left out; freshness computed now, before any decay run has stored one:
+    # three days idle of a 30-day half-life is 2 ** (-3 / 30).
+    (first, first_freshness), (second, second_freshness) = numbers.least_fresh
+    assert (first.pk, second.pk) == (seeded["old"].pk, seeded["by_person"].pk)
+    assert first_freshness == pytest.approx(2 ** (-3 / 30), abs=1e-3)
+    assert second_freshness == pytest.approx(1.0, abs=1e-3)
 
 
 def test_the_index_shows_the_dashboard_in_a_bounded_number_of_queries(
