@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import platform
+import shutil
 import statistics
+import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -66,11 +70,36 @@ def print_table(title: str, header: list[str], rows: list[list[Any]]) -> None:
             print("  " + "  ".join("-" * w for w in widths))
 
 
+def recorded() -> dict[str, Any]:
+    """When, from which commit and on what machine a result was measured (kept in its JSON)."""
+    executable = shutil.which("git")
+
+    def git(*args: str) -> str:
+        if executable is None:
+            return ""
+        try:
+            done = subprocess.run([executable, *args], cwd=REPO, capture_output=True, text=True, check=True)
+        except (OSError, subprocess.CalledProcessError):
+            return ""
+        return done.stdout.strip()
+
+    return {
+        "at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "commit": git("rev-parse", "--short=12", "HEAD") or None,
+        "uncommitted_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+    }
+
+
 def write_json(path: str | None, payload: dict[str, Any]) -> None:
+    """Write a result, with ``recorded()`` as its "recorded" key. Results kept in the repository live
+    under bench/results/<date>/ (bench/results/README.md)."""
     if not path:
         return
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(payload, indent=2))
+    Path(path).write_text(json.dumps({**payload, "recorded": recorded()}, indent=2) + "\n")
     print(f"\nwrote {path}")
 
 

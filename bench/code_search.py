@@ -21,7 +21,8 @@ In a scratch database, one organization:
 --js DIR also indexes a JavaScript directory (say /usr/lib/node_modules/npm/lib, npm's own
 source) and reports its indexing throughput.
 
-    python bench/code_search.py --package django --queries 300 --chunks 50000 --json bench/results/code_search.json
+    python bench/code_search.py --package django --queries 300 --chunks 50000 \\
+        --json bench/results/$(date +%F)/code_search.json
     python bench/code_search.py --package django.db --chunks 0            # a quick look at one subpackage
 """
 

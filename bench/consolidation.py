@@ -16,7 +16,7 @@ a sweep of the near-duplicate threshold over the planted pairs (what "near" auto
 an incremental run over ``--new`` new memories (a quarter of them duplicates), and the cost of the
 write-time duplicate hint (the nearest-neighbour query a write adds).
 
-    .venv/bin/python bench/consolidation.py --memories 10000 --json bench/results/consolidation-10k.json
+    .venv/bin/python bench/consolidation.py --memories 10000 --json bench/results/$(date +%F)/consolidation-10k.json
 """
 
 from __future__ import annotations

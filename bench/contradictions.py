@@ -11,7 +11,7 @@ CONSOLIDATION_CONTRADICTION, 0.94):
   same words (proposed: a curator's wasted look; the lower the better);
 - paraphrases: the same statement reworded (proposed as a contradiction: wrong; the lower the better).
 
-    .venv/bin/python bench/contradictions.py --json bench/results/contradictions.json
+    .venv/bin/python bench/contradictions.py --json bench/results/$(date +%F)/contradictions.json
 """
 
 from __future__ import annotations

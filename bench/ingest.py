@@ -18,7 +18,7 @@ This bench compares, on that corpus (batches of --batch-size):
     statement each for its memories, versions and audit events while the next ones are embedded);
   - single writes: memory_create one by one, on a smaller sample.
 
-    python bench/ingest.py --memories 20000 --batch-size 64 --json bench/results/ingest.json
+    python bench/ingest.py --memories 20000 --batch-size 64 --json bench/results/$(date +%F)/ingest.json
 """
 
 from __future__ import annotations

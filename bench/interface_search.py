@@ -6,7 +6,8 @@ large tenant and the tiny one, sequential searches (limit 10) through each inter
 `memory-search` with the official MCP client (one session) and POST /api/v1/memories/search/
 with one keep-alive HTTP client. Times include HTTP, JSON-RPC or DRF, auth and query embedding.
 
-    python bench/interface_search.py --memories 10000 --queries 100 --json bench/results/interface_search.json
+    python bench/interface_search.py --memories 10000 --queries 100 \\
+        --json bench/results/$(date +%F)/interface_search.json
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Either against a server started here (``manage.py serve``, as ``make run`` start
 processes and its worker) on a fresh copy of a database seeded with ``--memories`` synthetic
 memories, so that runs compare (``--keep`` keeps the seeded one for the next run):
 
-    python bench/load.py --memories 10000 --clients 16 --seconds 60 --json bench/results/load.json
+    python bench/load.py --memories 10000 --clients 16 --seconds 60 --json bench/results/$(date +%F)/load.json
 
 or against one already running (``--url``, loopback only, with an agent ``--token``):
 

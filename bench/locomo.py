@@ -14,7 +14,7 @@ get) and without it (min_score 0); search p50/p95 through the service layer (flo
 rejection figure: every question searched in each *other* conversation's organization, the share
 that returns nothing (nothing scores above the floor).
 
-    python bench/locomo.py --data path/to/locomo-dev.json --json bench/results/locomo.json
+    python bench/locomo.py --data path/to/locomo-dev.json --json bench/results/$(date +%F)/locomo.json
     python bench/locomo.py --data ... --loco   # also: each conversation scored by a model fitted on the others
     python bench/locomo.py --data ... --fit    # fit the model (memories/search/model.py), print it
 

@@ -17,7 +17,7 @@ A prior is kept when it wins the conflicts and costs the FAQ set nothing (within
 LoCoMo's memories are all unreviewed, so every prior leaves its order exactly as it is.
 
     .venv/bin/python bench/review_prior.py --faq ../shared/data/faq-dev/faq-dev.json \
-        --json bench/results/review-prior.json
+        --json bench/results/$(date +%F)/review-prior.json
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ the RSS of the web processes after the searches); ``--queries`` sequential ``mem
 the official MCP client; recall@10 of the production vector retriever against an exact scan for the
 largest and the smallest tenant (and the others measured).
 
-    python bench/scale.py --json bench/results/scale.json             # 1M memories: about an hour on 2 cores
+    python bench/scale.py --json bench/results/$(date +%F)/scale.json   # 1M memories: about an hour on 2 cores
     python bench/scale.py --memories 20000 --organizations 50 --real 5000   # a quick look
 
 ``--keep`` keeps the database (bench_scale_<N>) and skips the load when it already holds the corpus.

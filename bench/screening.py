@@ -7,7 +7,7 @@ addresses an agent) and the credential scanner (screening.secrets: none of them 
 so every finding is a false alarm too). Reports the findings, their share and the time per text.
 
     .venv/bin/python bench/screening.py --locomo path/to/locomo-dev.json --faq path/to/faq-dev.json \
-        --json bench/results/screening.json
+        --json bench/results/$(date +%F)/screening.json
 """
 
 from __future__ import annotations

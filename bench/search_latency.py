@@ -13,7 +13,7 @@ iterative scan) against a brute-force exact top 10 over the same scope, with ind
 returned row counts when its distance is within the exact 10th distance (ties are not misses).
 "*_forced_hnsw" repeats it with SEARCH_EXACT_SCAN_LIMIT=0, so the HNSW path serves that tenant too.
 
-    python bench/search_latency.py --memories 10000 100000 --json bench/results/search_latency.json
+    python bench/search_latency.py --memories 10000 100000 --json bench/results/$(date +%F)/search_latency.json
 
 --keep keeps each size's database (bench_search_latency_<N>) and skips the ingest when it already
 holds that corpus (the ingest figures of the run that loaded it are reported again). --explain
