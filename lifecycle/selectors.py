@@ -16,6 +16,15 @@ from memories.models import Memory
 from memories.selectors import memory_visibility_q, memory_visible_queryset
 from memories.similarity import alive
 from memory_platform.exceptions import NotFound, ValidationError
+from memory_platform.pagination import (
+    Keyset,
+    Kind,
+    decode_cursor,
+    encode_cursor,
+    fingerprint,
+    invalid_cursor,
+    keyset_page,
+)
 from memory_platform.timefmt import iso
 from organizations.models import Role
 from organizations.principal import Principal
@@ -99,54 +108,100 @@ class Cluster:
     differences: dict[str, Any] = field(default_factory=dict)
 
 
-# The listing looks at the latest writes the worker may not have seen yet: at most this many, for at
-# most this long (the open proposals come first and cost one query).
+# A page of the listing looks at the latest writes the worker may not have seen yet: at most this
+# many, for at most this long (the open proposals come first and cost one query); its next_cursor
+# goes on from there.
 CANDIDATE_LOOKAHEAD = 100
 CANDIDATE_CHUNK = 10
 LISTING_SECONDS = 2.0
+CANDIDATES_PER_PAGE = 20
+_PROPOSALS = Keyset.of(("-created_at", Kind.MOMENT), ("-id", Kind.UUID))
+_RECENT = Keyset.of(("-updated_at", Kind.MOMENT), ("-id", Kind.UUID))
+_PHASES = ("proposals", "recent")
 
 
-def duplicate_candidates(principal: Principal, *, limit: int = 20) -> list[Cluster]:
+@dataclass(frozen=True)
+class Candidates:
+    clusters: list[Cluster]
+    # Where the next page starts, when the listing stopped early (its limit, its time, its lookahead).
+    next_cursor: str | None
+
+
+def duplicate_candidates(principal: Principal, *, limit: int | None = None, cursor: str | None = None) -> Candidates:
     """Open proposals the principal can see, then what the latest writes look like (not yet seen by
     the worker): what their write hints say (memories.hints, the same rules as a write's answer),
-    within the principal's visible scope, newest first, until ``limit`` clusters or the time is up."""
+    within the principal's visible scope, newest first; about ``limit`` clusters a page (a memory's
+    clusters are never split between pages), each page bounded in time."""
     principal.require(Role.AGENT, "finding duplicates to merge")
-    clusters = [
-        Cluster(
-            kind="contradiction" if proposal.kind == ProposalKind.CONTRADICTION else "duplicate",
-            memory_ids=list(proposal.memory_ids),
-            similarity=float(proposal.evidence.get("similarity", 0.0)),
-            exact=bool(proposal.evidence.get("exact", False)),
-            proposal_id=proposal.pk,
-            differences={k: v for k, v in proposal.evidence.items() if k in ("numbers", "values", "negations")},
-        )
-        for proposal in proposal_list(principal).filter(kind__in=[ProposalKind.MERGE, ProposalKind.CONTRADICTION])[
-            :limit
-        ]
-    ]
-    seen = {frozenset(cluster.memory_ids) for cluster in clusters}
-    recent = list(alive(memory_visible_queryset(principal)).order_by("-updated_at")[:CANDIDATE_LOOKAHEAD])
+    limit = limit or CANDIDATES_PER_PAGE
+    listing = fingerprint({"listing": "duplicate-candidates", "limit": limit})
+    phase: str = _PHASES[0]
+    after: list[Any] | None = None
+    if cursor:
+        payload = decode_cursor(cursor, listing)
+        if payload.get("p") not in _PHASES:
+            raise invalid_cursor()
+        phase = str(payload["p"])
+        after = (_PROPOSALS if phase == "proposals" else _RECENT).load(payload["k"]) if payload["k"] else None
+    proposals = proposal_list(principal).filter(kind__in=[ProposalKind.MERGE, ProposalKind.CONTRADICTION])
+    clusters: list[Cluster] = []
+    if phase == "proposals":
+        page = keyset_page(proposals, _PROPOSALS, limit=limit, after=after)
+        clusters = [_proposal_cluster(proposal) for proposal in page.items]
+        if page.last_key is not None:
+            return Candidates(clusters, encode_cursor(listing, page.last_key, p="proposals"))
+        after = None
+    # Pairs an open proposal already names are listed as that proposal, on whichever page.
+    seen = {frozenset(ids) for ids in proposals.values_list("memory_ids", flat=True)}
+    return _recent_candidates(principal, clusters, seen, limit=limit, after=after, listing=listing)
+
+
+def _proposal_cluster(proposal: ConsolidationProposal) -> Cluster:
+    return Cluster(
+        kind="contradiction" if proposal.kind == ProposalKind.CONTRADICTION else "duplicate",
+        memory_ids=list(proposal.memory_ids),
+        similarity=float(proposal.evidence.get("similarity", 0.0)),
+        exact=bool(proposal.evidence.get("exact", False)),
+        proposal_id=proposal.pk,
+        differences={k: v for k, v in proposal.evidence.items() if k in ("numbers", "values", "negations")},
+    )
+
+
+def _recent_candidates(
+    principal: Principal, clusters: list[Cluster], seen: set[frozenset[UUID]], *, limit: int,
+    after: list[Any] | None, listing: str,
+) -> Candidates:  # fmt: skip
+    recent = alive(memory_visible_queryset(principal))
+    if after is not None:
+        recent = recent.filter(_RECENT.after(after))
+    rows = list(recent.order_by(*_RECENT.order_by())[: CANDIDATE_LOOKAHEAD + 1])
+    scanned, more = rows[:CANDIDATE_LOOKAHEAD], len(rows) > CANDIDATE_LOOKAHEAD
     deadline = time.monotonic() + LISTING_SECONDS
-    for start in range(0, len(recent), CANDIDATE_CHUNK):
-        if len(clusters) >= limit or time.monotonic() > deadline:
+    last_done: Memory | None = None
+    stopped = False
+    for start in range(0, len(scanned), CANDIDATE_CHUNK):
+        if start and time.monotonic() > deadline:  # every page looks at one chunk at least
+            stopped = True
             break
-        chunk = recent[start : start + CANDIDATE_CHUNK]
+        chunk = scanned[start : start + CANDIDATE_CHUNK]
         hints = write_hints(chunk)
         for memory in chunk:
             found = hints[memory.pk]
+            new: list[Cluster] = []
             for kind, hint in [*(("contradiction", h) for h in found.conflicts),
                                *(("duplicate", h) for h in found.possible_duplicates)]:  # fmt: skip
                 pair = frozenset({memory.pk, hint.id})
-                if pair in seen:
-                    continue
-                seen.add(pair)
-                clusters.append(
-                    Cluster(
-                        kind=kind,
-                        memory_ids=sorted(pair),
-                        similarity=hint.similarity,
-                        exact=hint.exact,
-                        differences=hint.differences,
-                    )
-                )
-    return clusters[:limit]
+                if pair not in seen and all(set(c.memory_ids) != pair for c in new):
+                    new.append(Cluster(kind, sorted(pair), hint.similarity, hint.exact, differences=hint.differences))
+            if clusters and len(clusters) + len(new) > limit:
+                stopped = True
+                break
+            clusters.extend(new)
+            seen.update(frozenset(c.memory_ids) for c in new)
+            last_done = memory
+        if stopped:
+            break
+    if not (stopped or more):
+        return Candidates(clusters, None)
+    key = _RECENT.key_of(last_done) if last_done is not None else (_RECENT.dump(after) if after else [])
+    return Candidates(clusters, encode_cursor(listing, key, p="recent"))

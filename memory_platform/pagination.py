@@ -132,7 +132,11 @@ class Keyset:
         return [name for name, _ in self.fields]
 
     def key_of(self, row: Model) -> list[Any]:
-        return [kind.dump(getattr(row, name.lstrip("-"))) for name, kind in self.fields]
+        return self.dump([getattr(row, name.lstrip("-")) for name, _ in self.fields])
+
+    def dump(self, key: Sequence[Any]) -> list[Any]:
+        """A key (a row's values, or one ``load`` checked) as a cursor carries it."""
+        return [kind.dump(value) for (_, kind), value in zip(self.fields, key, strict=True)]
 
     def load(self, key: list[Any]) -> list[Any]:
         if len(key) != len(self.fields):

@@ -18,7 +18,8 @@ from organizations.principal import Principal
     title="Merge duplicate memories",
     description=(
         "Without `memory_ids`: the duplicates and contradiction candidates among the memories you can see "
-        "(open proposals first, then what the latest writes look like), as clusters with their similarity. "
+        "(open proposals first, then what the latest writes look like), as clusters with their similarity, "
+        "about 20 a page: pass `next_cursor` back as `cursor` for the next page. "
         "With `memory_ids` (2-50): merge them now. One survives (`survivor_id`, or the most reviewed, important "
         "and used one); the others are kept but superseded by it; it takes their tags, the highest importance "
         "and their metadata; pass `content` to write the merged text yourself (nothing is truncated or lost: "
@@ -37,9 +38,13 @@ def memory_consolidate(
     content: Annotated[str | None, Field(description="The merged text for the survivor (optional).")] = None,
     dry_run: Annotated[bool, Field(description="Only say what would happen.")] = False,
     reason: Annotated[str | None, Field(description="Why they are duplicates (kept in the history).")] = None,
+    cursor: Annotated[
+        str | None, Field(description="Listing only: the next_cursor of the previous page, to go on from there.")
+    ] = None,
 ) -> dict[str, Any]:
     if not memory_ids:
-        clusters = duplicate_candidates(principal)
+        found = duplicate_candidates(principal, cursor=cursor)
+        clusters = found.clusters
         return {
             "clusters": [
                 {
@@ -52,6 +57,7 @@ def memory_consolidate(
                 }
                 for cluster in clusters
             ],
+            "next_cursor": found.next_cursor,
             "hint": "pass memory_ids of one duplicate cluster to merge it; contradictions need a decision, not a merge",
         }
     done = memories_consolidate(

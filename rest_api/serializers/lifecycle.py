@@ -65,6 +65,10 @@ class ConsolidateSerializer(StrictSerializer):
     content = serializers.CharField(required=False, max_length=100_000)
     dry_run = serializers.BooleanField(required=False, default=False)
     reason = serializers.CharField(required=False, allow_blank=True, max_length=REASON_MAX, default="")
+    cursor = serializers.CharField(
+        required=False, allow_blank=True, max_length=2_000,
+        help_text="Listing only: the next_cursor of the previous page, to go on from there.",
+    )  # fmt: skip
 
 
 class ClusterSerializer(serializers.Serializer):
@@ -87,6 +91,9 @@ class ConsolidationSerializer(serializers.Serializer):
     superseded = serializers.ListField(child=serializers.UUIDField())
     result = serializers.DictField(help_text="With dry_run: what the survivor would become.")
     clusters = ClusterSerializer(many=True)
+    next_cursor = serializers.CharField(
+        allow_null=True, help_text="Listing only: pass it back as cursor for the next page; null on the last."
+    )
 
 
 class LifecycleRunSerializer(serializers.Serializer):

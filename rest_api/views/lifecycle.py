@@ -129,7 +129,8 @@ class ConsolidateView(ApiView):
         operation_id="memories_consolidate",
         summary="Merge duplicate memories, or list candidates",
         description=(
-            "Without `memory_ids`: duplicate and contradiction candidates among the memories you can see. With "
+            "Without `memory_ids`: duplicate and contradiction candidates among the memories you can see, about 20 "
+            "a page (`next_cursor`, passed back as `cursor`, gives the next). With "
             "them: merge now if you may (agents: unreviewed memories only); otherwise a proposal for curators is "
             "filed and `outcome` is `proposed`. `dry_run` changes nothing."
         ),
@@ -138,15 +139,19 @@ class ConsolidateView(ApiView):
     )
     def post(self, request: Request) -> Response:
         data = self.body(s.ConsolidateSerializer)
-        empty: dict[str, Any] = {"proposal_id": None, "survivor": None, "superseded": [], "result": {}, "clusters": []}
+        empty: dict[str, Any] = {
+            "proposal_id": None, "survivor": None, "superseded": [], "result": {}, "clusters": [], "next_cursor": None,
+        }  # fmt: skip
         if not data.get("memory_ids"):
-            clusters = duplicate_candidates(self.principal)
+            found = duplicate_candidates(self.principal, cursor=data.get("cursor") or None)
             return Response(
                 {
                     **empty,
                     "outcome": "candidates",
-                    "message": f"{len(clusters)} candidate clusters",
-                    "clusters": s.ClusterSerializer(clusters, many=True).data,
+                    "message": f"{len(found.clusters)} candidate clusters"
+                    + ("; more with next_cursor" if found.next_cursor else ""),
+                    "clusters": s.ClusterSerializer(found.clusters, many=True).data,
+                    "next_cursor": found.next_cursor,
                 }
             )
         done = services.memories_consolidate(
