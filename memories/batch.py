@@ -151,12 +151,13 @@ def _hinted(parsed: dict[int, _Entry], results: list[BatchEntryResult], *, creat
     the ones written one by one): the policy's notes, the write hints, conflicts to the curators."""
     fresh = [r.memory for r in results if r.memory is not None and r.index in created]
     hints = write_hints(fresh)
-    for result in results:
-        if result.memory is None or result.index not in created:
-            continue
-        result.memory.write_notes = tuple(parsed[result.index].notes)
-        result.memory.write_hints = hints[result.memory.pk]
-        report_conflicts(result.memory, result.memory.write_hints.conflicts)
+    with transaction.atomic():  # the batch's proposals in one commit
+        for result in results:
+            if result.memory is None or result.index not in created:
+                continue
+            result.memory.write_notes = tuple(parsed[result.index].notes)
+            result.memory.write_hints = hints[result.memory.pk]
+            report_conflicts(result.memory, result.memory.write_hints.conflicts)
 
 
 # The pipeline's chunks. The writes wait for the first chunk's vectors, and the last chunk is

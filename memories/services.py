@@ -133,6 +133,8 @@ def memory_create(
                 vector=embedding,
                 create_repository=create_repository,
             )
+            # In the insert's transaction: a contradiction's proposal costs no commit of its own.
+            answered = _answered(inserted, screening.notes, hints=True, created=True)
     except IntegrityError as exc:
         # A concurrent request with the same idempotency key (or id) won the race: answer as a retry.
         if key is not None:
@@ -142,7 +144,7 @@ def memory_create(
         if wanted_id is not None and Memory.objects.filter(pk=wanted_id).exists():
             raise Conflict(f"memory {wanted_id} was created concurrently; retry the request") from exc
         raise
-    return _answered(inserted, screening.notes, hints=True, created=True), True
+    return answered, True
 
 
 def screened_new(principal: Principal, policy: WritePolicy, screening: trust.Screening, new: NewMemory) -> NewMemory:
