@@ -175,7 +175,12 @@ def documents_holding(
 
 
 class TermStatistics:
-    """Per-organization document counts for BM25's IDF, cached briefly (they drift slowly)."""
+    """Per-organization document counts for BM25's IDF, cached briefly where they drift slowly.
+
+    An organization of fewer than ``SEARCH_KEYWORD_SCAN_LIMIT`` memories is counted on every search
+    (a scan of its own rows, a fraction of a millisecond): each write moves its statistics by whole
+    percents, and a new organization's first memories, counted once and kept, gave its next
+    searches a corpus of one and scores below the relevance floor for minutes."""
 
     ttl_seconds = 300.0
 
@@ -188,7 +193,7 @@ class TermStatistics:
         now = time.monotonic()
         with self._lock:
             cached = self._corpus.get(organization_id)
-        if cached and now - cached[0] < self.ttl_seconds:
+        if cached and now - cached[0] < self.ttl_seconds and not self._small(cached[1]):
             return cached[1], cached[2]
         with connection.cursor() as cursor:
             cursor.execute(
@@ -201,19 +206,24 @@ class TermStatistics:
             self._corpus[organization_id] = (now, int(count), float(avg_length))
         return int(count), float(avg_length)
 
-    def document_frequencies(self, organization_id: int, lexemes: list[str]) -> dict[str, int]:
+    @staticmethod
+    def _small(count: int) -> bool:
+        return count <= settings.SEARCH_KEYWORD_SCAN_LIMIT
+
+    def document_frequencies(self, organization_id: int, lexemes: list[str], corpus_size: int) -> dict[str, int]:
+        """How many of the organization's ``corpus_size`` memories (what corpus() said) hold each lexeme."""
         now = time.monotonic()
         result: dict[str, int] = {}
         missing: list[str] = []
+        scan = self._small(corpus_size)
         with self._lock:
             for lexeme in lexemes:
                 cached = self._df.get((organization_id, lexeme))
-                if cached and now - cached[0] < self.ttl_seconds:
+                if cached and now - cached[0] < self.ttl_seconds and not scan:
                     result[lexeme] = cached[1]
                 else:
                     missing.append(lexeme)
         if missing:
-            scan = self.corpus(organization_id)[0] <= settings.SEARCH_KEYWORD_SCAN_LIMIT
             rows = documents_holding("memories_memory", organization_id, missing, where="deleted_at IS NULL", scan=scan)
             with self._lock:
                 for lexeme, count in rows:

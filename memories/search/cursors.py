@@ -1,7 +1,9 @@
-"""A search's cursor: where the previous page ended, and the score scales that page used.
+"""A search's cursor: where the previous page ended, and what that page was scored with.
 
 Built on the one codec of memory_platform.pagination (a browse without a query pages with it
-directly); a search cursor adds the scales (``s``) and how many results came before (``n``).
+directly); a search cursor adds the scales (``s``), how many results came before (``n``) and the
+keyword statistics the first page weighed the query's terms by (``t``), so that a write between
+pages moves no score under the cursor.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from memories.search.keyword import TermCounts
 from memories.search.params import SortKey
 from memory_platform.pagination import decode_cursor, encode_cursor, invalid_cursor, is_uuid, is_whole
 
@@ -23,6 +26,7 @@ class Position:
     key: SortKey
     scales: Scales | None
     seen: int
+    counts: TermCounts | None = None
 
 
 def comparable(key: SortKey) -> SortKey:
@@ -44,8 +48,27 @@ def search_position(cursor: str, fingerprint: str) -> Position:
     if not isinstance(seen, int) or isinstance(seen, bool) or seen < 0:
         raise invalid_cursor()
     low_v, spread_v, low_k, spread_k = (float(x) for x in scales)
-    return Position(key=(float(key[0]), key[1], key[2], key[3]), scales=(low_v, spread_v, low_k, spread_k), seen=seen)
+    return Position(
+        key=(float(key[0]), key[1], key[2], key[3]),
+        scales=(low_v, spread_v, low_k, spread_k),
+        seen=seen,
+        counts=_counts(payload.get("t")),
+    )
 
 
-def search_cursor(fingerprint: str, last: SortKey, scales: Scales, seen: int) -> str:
-    return encode_cursor(fingerprint, comparable(last), s=list(scales), n=seen)
+def _counts(value: Any) -> TermCounts | None:
+    if value is None:
+        return None
+    if not (isinstance(value, dict) and set(value) == {"n", "a", "f"}):
+        raise invalid_cursor()
+    total, average, frequencies = value["n"], value["a"], value["f"]
+    if not (is_whole(total) and total >= 0 and _is_number(average) and average > 0 and isinstance(frequencies, dict)):
+        raise invalid_cursor()
+    if not all(isinstance(lexeme, str) and is_whole(count) and count >= 0 for lexeme, count in frequencies.items()):
+        raise invalid_cursor()
+    return TermCounts(total, float(average), frequencies)
+
+
+def search_cursor(fingerprint: str, last: SortKey, scales: Scales, seen: int, counts: TermCounts | None) -> str:
+    terms = {"n": counts.total, "a": counts.avg_length, "f": counts.frequencies} if counts is not None else None
+    return encode_cursor(fingerprint, comparable(last), s=list(scales), n=seen, **({"t": terms} if terms else {}))

@@ -39,6 +39,16 @@ def idf(total: int, frequency: int) -> float:
 
 
 @dataclass(frozen=True)
+class TermCounts:
+    """The statistics a query's terms were weighed by: memories counted, their average length, and
+    how many hold each term (a search cursor carries them to the next page)."""
+
+    total: int
+    avg_length: float
+    frequencies: dict[str, int]
+
+
+@dataclass(frozen=True)
 class QueryTerms:
     """The query's words as the organization's full text sees them: lexemes, their IDFs, and how many
     of the names among them no memory of the organization contains at all."""
@@ -51,14 +61,26 @@ class QueryTerms:
     avg_length: float
 
     @classmethod
-    def of(cls, organization_id: int, query: str, names: tuple[str, ...] = ()) -> QueryTerms:
+    def of(
+        cls, organization_id: int, query: str, names: tuple[str, ...] = (), *, counted: TermCounts | None = None
+    ) -> QueryTerms:
+        """The query's terms weighed by the organization's statistics now, or by ``counted`` (what an
+        earlier page of the same search was weighed by, so that a write between pages moves no score)."""
         lexemes, name_lexemes = query_lexemes(query, names)
-        count, avg_length = term_statistics.corpus(organization_id)
         wanted = sorted(set(lexemes) | set(name_lexemes))
-        frequencies = term_statistics.document_frequencies(organization_id, wanted) if wanted else {}
+        if counted is None:
+            count, avg_length = term_statistics.corpus(organization_id)
+            frequencies = term_statistics.document_frequencies(organization_id, wanted, count) if wanted else {}
+        else:
+            count, avg_length = counted.total, counted.avg_length
+            frequencies = {lexeme: counted.frequencies.get(lexeme, 0) for lexeme in wanted}
         total = max(count, 1)
         weights = [idf(total, frequencies.get(lx, 0)) for lx in lexemes]
         return cls(lexemes, name_lexemes, weights, frequencies, total, max(avg_length, 1.0))
+
+    @property
+    def counts(self) -> TermCounts:
+        return TermCounts(self.total, self.avg_length, dict(self.frequencies))
 
     @property
     def mass(self) -> float:

@@ -64,7 +64,8 @@ def memory_search(principal: Principal, params: SearchParams, *, counts_as_read:
     hits = _hydrate(page)
     next_cursor = None
     if has_more and page:
-        next_cursor = search_cursor(scope.fingerprint, page[-1].sort_key(), scales, scope.seen + len(page))
+        counts = found.terms.counts if found.terms is not None else None
+        next_cursor = search_cursor(scope.fingerprint, page[-1].sort_key(), scales, scope.seen + len(page), counts)
     if counts_as_read:
         record_access([hit.memory.pk for hit in hits])
     return SearchPage(hits=hits, next_cursor=next_cursor, mode=params.mode, degraded=found.degraded)
@@ -213,7 +214,12 @@ def _candidates(scope: _Scope) -> _Found:
     terms = (
         None
         if mode == SearchMode.VECTOR
-        else QueryTerms.of(scope.organization_id, scope.params.query, found.traits.names)
+        else QueryTerms.of(
+            scope.organization_id,
+            scope.params.query,
+            found.traits.names,
+            counted=scope.position.counts if scope.position else None,
+        )
     )
     if terms is not None:
         found.terms = terms

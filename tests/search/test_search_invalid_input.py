@@ -82,6 +82,21 @@ def test_a_tampered_cursor_is_refused(acme: Tenant, make_memory: MemoryFactory, 
             search(acme.agent, query=query, limit=1, cursor=_tampered(cursor, key))
 
 
+def test_a_cursor_with_tampered_statistics_is_refused(acme: Tenant, make_memory: MemoryFactory) -> None:
+    for n in range(3):
+        make_memory(current_content=f"Rollout step {n} is checked by hand.")
+    cursor = search(acme.agent, query="rollout step", limit=1).next_cursor
+    assert cursor is not None
+    payload = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    assert payload["t"]["n"] == 3 and payload["t"]["f"] == {"rollout": 3, "step": 3}
+
+    for counts in ({"n": -1, "a": 3.0, "f": {}}, {"n": 3, "a": 0, "f": {}}, {"n": 3, "a": 3.0, "f": {"step": "3"}},
+                   {"n": 3, "a": 3.0}, [3, 3.0, {}]):  # fmt: skip
+        forged = base64.urlsafe_b64encode(json.dumps(payload | {"t": counts}).encode()).decode().rstrip("=")
+        with pytest.raises(ValidationError, match="cursor is not valid"):
+            search(acme.agent, query="rollout step", limit=1, cursor=forged)
+
+
 def test_a_cursor_from_another_search_is_refused(acme: Tenant, make_memory: MemoryFactory) -> None:
     for n in range(3):
         make_memory(current_content=f"Rollout step {n} needs a deploy window.")
