@@ -12,11 +12,12 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: run test install install-dev browser lint typecheck format clean-db inspector-check api-check help FORCE
+.PHONY: run test install install-dev browser lint typecheck format docs docs-serve site clean-db inspector-check api-check help FORCE
 
 help:
 	@echo "make run    install, start the embedded database, migrate and serve on http://127.0.0.1:8000"
-	@echo "make test   install test tools and run the whole suite (lint, types, tests)"
+	@echo "make test   install test tools and run the whole suite (lint, types, the docs build, tests)"
+	@echo "make docs   write the reference pages from the code and build the documentation site into var/site"
 
 # The virtualenv, made again (and so installed again) when it was made from another interpreter.
 $(VENV)/.interpreter: FORCE
@@ -51,7 +52,20 @@ lint: install-dev
 typecheck: install-dev
 	$(VENV)/bin/mypy .
 
-test: install-dev lint typecheck browser
+# The documentation site: the reference pages written from the code, then built strictly (a broken
+# link or a page left out of the navigation fails) into var/site. `make test` builds the committed
+# pages as they are (`site`); tests/docs fails while they differ from what the code would write.
+docs: install-dev
+	$(PY) scripts/docs_reference.py
+	$(MAKE) --no-print-directory site
+
+site: install-dev
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+docs-serve: docs
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8001
+
+test: install-dev lint typecheck site browser
 	$(PY) -m pytest
 
 # Debian's Chromium and its WebDriver for the browser tests (tests/browser), with a font to draw text

@@ -1,13 +1,9 @@
-"""One workflow table: the services refuse what it does not allow, the admin offers what it does, and
-the README prints it as it is."""
+"""One workflow table: the services refuse what it does not allow, and the admin offers what it does
+(docs/reference/workflow.md prints it: tests/docs)."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
-from django.conf import settings
 
 from memories import workflow
 from memories.admin_decisions import DECISIONS, decisions_for
@@ -52,10 +48,3 @@ def test_a_reason_is_held_to_the_same_rules_everywhere(acme: Tenant, make_memory
     with pytest.raises(ValidationError, match="keep it to 2000"):
         memory_update(principal=acme.agent, memory_id=memory.pk, data={"importance": 2}, reason="x" * 2001)
     assert Memory.objects.get(pk=memory.pk).version == 1
-
-
-def test_the_readme_prints_the_table_as_it_is() -> None:
-    readme = (Path(settings.BASE_DIR) / "README.md").read_text()
-    printed = re.search(r"<!-- workflow -->\n(.*?)\n<!-- /workflow -->", readme, re.DOTALL)
-    assert printed, "README.md lost its <!-- workflow --> table"
-    assert printed.group(1) == workflow.table_markdown(), "print memories.workflow.table_markdown() into README.md"

@@ -1,4 +1,4 @@
-"""The README's REST walkthrough works when pasted: run it with bash against a live server."""
+"""The REST guide's walkthrough works when pasted: run it with bash against a live server."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ from django.conf import settings
 from memories.models import Memory, Status
 from organizations.models import Organization
 
-README = Path(settings.BASE_DIR) / "README.md"
+GUIDE = Path(settings.BASE_DIR) / "docs" / "guides" / "rest.md"
 DOCUMENTED_BASE = "http://127.0.0.1:8000"
 BASH = shutil.which("bash") or "/bin/bash"
 
 
 def walkthrough() -> str:
-    match = re.search(r"<!-- walkthrough -->\s*```sh\n(.*?)```", README.read_text(), re.DOTALL)
-    assert match, "README.md lost its <!-- walkthrough --> shell block"
+    match = re.search(r"<!-- walkthrough -->\s*```sh\n(.*?)```", GUIDE.read_text(), re.DOTALL)
+    assert match, "docs/guides/rest.md lost its <!-- walkthrough --> shell block"
     return match.group(1)
 
 
