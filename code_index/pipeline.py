@@ -48,8 +48,8 @@ from code_index.writer import (
     touch_files,
     write_files,
 )
-from lifecycle.consolidation import organization_lock
 from memories.embeddings import EmbeddingError, get_provider
+from memory_platform.db.locks import advisory_lock
 from memory_platform.exceptions import DomainError
 
 logger = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ class _Closed(Exception):
 
 @contextmanager
 def repository_lock(index_id: int) -> Iterator[bool]:
-    with organization_lock(index_id, namespace=LOCK_NAMESPACE) as acquired:
+    with advisory_lock(LOCK_NAMESPACE, index_id) as acquired:
         yield acquired
 
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 from knowledge.models import Entity, EntityAlias, MemoryLink, RelationType, Triple
 from memories import validation
 from memories.models import Memory
-from memories.selectors import memory_get, memory_get_many, memory_visible_queryset
+from memories.selectors import memory_get, memory_get_many, memory_version_counts, memory_visible_queryset
 from memory_platform.exceptions import NotFound, ValidationError
 from memory_platform.pagination import Keyset, Kind, Page, keyset_page
 from organizations.principal import Principal
@@ -39,6 +39,41 @@ def links_for_memories(principal: Principal, memory_ids: list[Any]) -> dict[Any,
                 {"direction": "incoming", "relation_type": link.relation_type, "memory_id": str(link.source_id)}
             )
     return result
+
+
+@dataclass(frozen=True)
+class MemoryDetail:
+    """A memory with its visible links and how many versions it has (memory-get)."""
+
+    memory: Memory
+    links: list[dict[str, Any]]
+    version_count: int
+
+
+@dataclass(frozen=True)
+class MemoryDetails:
+    found: list[MemoryDetail]
+    missing: list[Any]  # the ids asked for, as given, that are unknown or not visible
+
+
+def _details(principal: Principal, memories: list[Memory]) -> list[MemoryDetail]:
+    keys = [memory.pk for memory in memories]
+    links = links_for_memories(principal, keys)
+    versions = memory_version_counts(keys)
+    return [MemoryDetail(m, links=links.get(m.pk, []), version_count=versions.get(m.pk, 0)) for m in memories]
+
+
+def memory_detail(principal: Principal, memory_id: Any) -> MemoryDetail:
+    return _details(principal, [memory_get(principal, memory_id)])[0]
+
+
+def memory_details(principal: Principal, memory_ids: list[Any]) -> MemoryDetails:
+    """The visible memories among ``memory_ids`` in the order asked, and the ids that were not found."""
+    memories = memory_get_many(principal, memory_ids)
+    found = {memory.pk for memory in memories}
+    # Compared as UUIDs: an id spelled in capitals or without dashes was found, not missing.
+    missing = [value for value in memory_ids if validation.memory_id(value) not in found]
+    return MemoryDetails(found=_details(principal, memories), missing=missing)
 
 
 def memory_links(principal: Principal, memory_id: Any) -> list[MemoryLink]:

@@ -17,15 +17,13 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import DatabaseError
 from django.utils import timezone
 
 from lifecycle.detection import dismissed
@@ -34,6 +32,7 @@ from lifecycle.models import LifecycleRun, ProposalKind, RunKind, RunStatus
 from lifecycle.services import proposal_create
 from memories.models import Memory, Status
 from memories.similarity import Match, MatchKind, alive, classify, exact_twins, nearest
+from memory_platform.db.locks import advisory_lock
 from memory_platform.exceptions import DomainError
 from organizations.models import Organization
 from organizations.principal import Principal
@@ -42,23 +41,8 @@ logger = logging.getLogger(__name__)
 
 WORKER = "lifecycle worker"
 CHUNK = 200
-# Arbitrary constant distinguishing this lock from other advisory locks keyed by organization.
+# The advisory lock namespace of consolidation runs (one per organization at a time).
 LOCK_NAMESPACE = 0x1C0C
-
-
-@contextmanager
-def organization_lock(organization_id: int, namespace: int = LOCK_NAMESPACE) -> Iterator[bool]:
-    """A session advisory lock: held across the run's many transactions, released by the server
-    if the worker dies."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [namespace, organization_id])
-        acquired = bool(cursor.fetchone()[0])
-    try:
-        yield acquired
-    finally:
-        if acquired:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [namespace, organization_id])
 
 
 @dataclass
@@ -95,7 +79,7 @@ def consolidation_run(
 ) -> LifecycleRun | None:
     """One pass; None when another worker is already consolidating this organization."""
     budget = settings.CONSOLIDATION_TIME_BUDGET if time_budget is None else time_budget
-    with organization_lock(organization.pk) as acquired:
+    with advisory_lock(LOCK_NAMESPACE, organization.pk) as acquired:
         if not acquired:
             return None
         _close_interrupted(organization)

@@ -26,10 +26,11 @@ from django.db.models import Exists, OuterRef, Q
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
-from lifecycle.consolidation import WORKER, organization_lock
+from lifecycle.consolidation import WORKER
 from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalKind, ProposalState, RunKind, RunStatus
 from lifecycle.services import proposal_create
 from memories.models import Memory, MemoryType, ScopeType, Status
+from memory_platform.db.locks import advisory_lock
 from organizations.models import Organization
 
 DECAY_LOCK_NAMESPACE = 0x1C0D
@@ -124,7 +125,7 @@ def stale_memories(organization: Organization) -> list[Memory]:
 
 def decay_run(*, organization: Organization) -> LifecycleRun | None:
     """Freshness for the whole organization, then stale proposals; None if another worker is on it."""
-    with organization_lock(organization.pk, DECAY_LOCK_NAMESPACE) as acquired:
+    with advisory_lock(DECAY_LOCK_NAMESPACE, organization.pk) as acquired:
         if not acquired:
             return None
         LifecycleRun.objects.filter(organization=organization, kind=RunKind.DECAY, status=RunStatus.RUNNING).update(

@@ -29,7 +29,7 @@ CONTENT_TYPE_JSON = "application/json"
 
 @dataclass(frozen=True)
 class FastTool:
-    fn: Callable[..., Any]  # fn(principal, **arguments), as registered with @tool
+    call: Callable[[dict[str, Any]], Any]  # the tool called with its arguments, its result as the library gives it
     validator: Any  # the input schema's compiled JSON Schema validator
     metadata: Any  # the library's FuncMetadata: the argument model and its JSON pre-parsing
 
@@ -37,11 +37,12 @@ class FastTool:
 _tools: dict[str, FastTool] = {}
 
 
-def register(name: str, fn: Callable[..., Any], tool: Any) -> None:
-    """Called by mcp_api.server.tool for every tool it registers."""
+def register(name: str, call: Callable[[dict[str, Any]], Any], tool: Any) -> None:
+    """Called by mcp_api.server.tool for every tool it registers: ``call(arguments)`` runs it as the
+    library would (mcp_api.server._invoke), ``tool`` is the library's record of it."""
     schema = tool.parameters
     validator = jsonschema.validators.validator_for(schema)(schema)
-    _tools[name] = FastTool(fn=fn, validator=validator, metadata=tool.fn_metadata)
+    _tools[name] = FastTool(call=call, validator=validator, metadata=tool.fn_metadata)
 
 
 def _headers_accepted(request: HttpRequest) -> bool:
@@ -88,9 +89,7 @@ def tool_call(request: HttpRequest, payload: Any) -> HttpResponse | None:
     except PydanticValidationError:
         return None
 
-    from mcp_api.server import _invoke
-
-    result = _invoke(entry.fn, model.model_dump_one_level())
+    result = entry.call(model.model_dump_one_level())
     message = JSONRPCResponse(
         jsonrpc="2.0", id=request_id, result=result.model_dump(by_alias=True, mode="json", exclude_none=True)
     )

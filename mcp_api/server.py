@@ -10,11 +10,9 @@ for the agent, and never lets a stack trace out.
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 import json
 import logging
-import pkgutil
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -192,7 +190,7 @@ def tool(
         )
         # Say in the schema what the call checks: an argument the tool does not take is refused.
         server._tool_manager._tools[name].parameters["additionalProperties"] = False
-        fast.register(name, fn, server._tool_manager._tools[name])
+        fast.register(name, functools.partial(_invoke, fn), server._tool_manager._tools[name])
         return fn
 
     return register
@@ -236,18 +234,3 @@ def prompt(name: str, *, description: str) -> Callable[..., Any]:
         return fn
 
     return register
-
-
-_loaded = False
-
-
-def get_server() -> DjangoMCP:
-    """The server with every module of mcp_api.tools imported (and so registered), once."""
-    global _loaded  # noqa: PLW0603 - registration happens once per process
-    if not _loaded:
-        from mcp_api import tools
-
-        for module in pkgutil.iter_modules(tools.__path__):
-            importlib.import_module(f"{tools.__name__}.{module.name}")
-        _loaded = True
-    return server

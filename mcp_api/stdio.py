@@ -22,8 +22,8 @@ from pydantic import ValidationError
 
 from mcp_api import stdio_bootstrap
 from mcp_api.context import PrincipalSource, set_principal
+from mcp_api.registry import get_server
 from mcp_api.requests import params_problem
-from mcp_api.server import get_server
 from memory_platform import json_input
 from memory_platform.json_input import JsonInputError
 

@@ -19,8 +19,8 @@ from django.views.decorators.csrf import csrf_exempt
 
 from mcp_api import fast
 from mcp_api.context import reset_principal, set_principal
+from mcp_api.registry import get_server
 from mcp_api.requests import params_problem
-from mcp_api.server import get_server
 from memory_platform import json_input
 from memory_platform.exceptions import (
     DATABASE_RETRY_AFTER_SECONDS,

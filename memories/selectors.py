@@ -245,44 +245,6 @@ def memory_page(
     )
 
 
-@dataclass(frozen=True)
-class MemoryDetail:
-    """A memory with its visible links and how many versions it has (memory-get)."""
-
-    memory: Memory
-    links: list[dict[str, Any]]
-    version_count: int
-
-
-@dataclass(frozen=True)
-class MemoryDetails:
-    found: list[MemoryDetail]
-    missing: list[Any]  # the ids asked for, as given, that are unknown or not visible
-
-
-def _details(principal: Principal, memories: list[Memory]) -> list[MemoryDetail]:
-    # knowledge.selectors reads memories through this module: imported here, not at the top.
-    from knowledge.selectors import links_for_memories
-
-    keys = [memory.pk for memory in memories]
-    links = links_for_memories(principal, keys)
-    versions = memory_version_counts(keys)
-    return [MemoryDetail(m, links=links.get(m.pk, []), version_count=versions.get(m.pk, 0)) for m in memories]
-
-
-def memory_detail(principal: Principal, memory_id: Any) -> MemoryDetail:
-    return _details(principal, [memory_get(principal, memory_id)])[0]
-
-
-def memory_details(principal: Principal, memory_ids: list[Any]) -> MemoryDetails:
-    """The visible memories among ``memory_ids`` in the order asked, and the ids that were not found."""
-    memories = memory_get_many(principal, memory_ids)
-    found = {memory.pk for memory in memories}
-    # Compared as UUIDs: an id spelled in capitals or without dashes was found, not missing.
-    missing = [value for value in memory_ids if validation.memory_id(value) not in found]
-    return MemoryDetails(found=_details(principal, memories), missing=missing)
-
-
 def memory_versions(principal: Principal, memory_id: Any) -> QuerySet[MemoryVersion]:
     memory = memory_get(principal, memory_id, include_deleted=True)
     return MemoryVersion.objects.filter(memory=memory).order_by("-version")

@@ -21,7 +21,6 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from memory_platform.db.prepared import prepared_cursor
 from memory_platform.db.transactions import savepoint_if_in_transaction
-from organizations.principal import Principal
 
 
 class WindowCounter(Protocol):
@@ -84,6 +83,13 @@ def counter() -> WindowCounter:
     return RedisCounter() if settings.REDIS_URL else DatabaseCounter()
 
 
+class Caller(Protocol):
+    """What the throttle needs of whoever calls: a key to count its requests under (None: not counted)."""
+
+    @property
+    def rate_key(self) -> str | None: ...
+
+
 class PrincipalRateThrottle(SimpleRateThrottle):
     """``API_THROTTLE_RATE`` requests per caller (e.g. "1200/min"); over it, 429 with Retry-After.
 
@@ -100,14 +106,10 @@ class PrincipalRateThrottle(SimpleRateThrottle):
         return settings.API_THROTTLE_RATE or None
 
     def get_cache_key(self, request: Request, view: Any) -> str | None:
-        principal = request.auth
-        if not isinstance(principal, Principal):
-            return None  # refused by authentication anyway
-        if principal.token is not None:
-            ident = f"token:{principal.token.prefix}"
-        elif principal.user is not None:
-            ident = f"user:{principal.user.pk}"
-        else:
+        # Who is calling, as its principal says (organizations.principal.Principal.rate_key); a
+        # request without one was refused by authentication anyway.
+        ident = getattr(request.auth, "rate_key", None)
+        if not isinstance(ident, str):
             return None
         return self.cache_format % {"scope": self.scope, "ident": ident}
 
@@ -146,7 +148,7 @@ def _seconds_until_allowed(now: float, duration: int, limit: int, previous: int,
     return max(seconds, 0.0)
 
 
-def retry_after(principal: Principal) -> int | None:
+def retry_after(principal: Caller) -> int | None:
     """For interfaces outside DRF (MCP over HTTP): count one request; seconds to wait if over the limit."""
     throttle = PrincipalRateThrottle()
     if throttle.rate is None or throttle.allow_request(_Caller(principal), None):
@@ -157,5 +159,5 @@ def retry_after(principal: Principal) -> int | None:
 class _Caller:
     """What the throttle reads of a request: who it is from."""
 
-    def __init__(self, principal: Principal) -> None:
+    def __init__(self, principal: Caller) -> None:
         self.auth = principal

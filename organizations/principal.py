@@ -41,6 +41,15 @@ class Principal:
             return f"user {self.user.get_username()}"
         return f"operator ({self.operator or 'system'})"
 
+    @property
+    def rate_key(self) -> str | None:
+        """Whom the rate limit counts this principal's requests against: its token, else its person."""
+        if self.token is not None:
+            return f"token:{self.token.prefix}"
+        if self.user is not None:
+            return f"user:{self.user.pk}"
+        return None
+
     def has_role(self, role: str) -> bool:
         return self.is_superuser or Role.rank(self.role) >= Role.rank(role)
 

@@ -149,7 +149,7 @@ def _code(default: str) -> str:
 
 def mcp_page() -> str:
     """docs/reference/mcp.md: every tool with its arguments, every resource and prompt."""
-    from mcp_api.server import get_server
+    from mcp_api.registry import get_server
 
     server = get_server()
     tools, resources, templates, prompts = asyncio.run(_listed(server))

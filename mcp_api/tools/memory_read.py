@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from django.conf import settings
 from pydantic import Field
 
+from knowledge import selectors as knowledge_selectors
 from mcp_api.arguments import (
     CursorArg,
     Filters,
@@ -186,12 +187,12 @@ def memory_get(
     if not wanted:
         raise ValidationError("pass `id` (one memory) or `ids` (a list of memory ids)")
     if id and not ids:
-        return _detail_payload(selectors.memory_detail(principal, id))
-    details = selectors.memory_details(principal, wanted)
+        return _detail_payload(knowledge_selectors.memory_detail(principal, id))
+    details = knowledge_selectors.memory_details(principal, wanted)
     return {"memories": [_detail_payload(detail) for detail in details.found], "missing": details.missing}
 
 
-def _detail_payload(detail: selectors.MemoryDetail) -> dict[str, Any]:
+def _detail_payload(detail: knowledge_selectors.MemoryDetail) -> dict[str, Any]:
     return memory_payload(detail.memory, links=detail.links, version_count=detail.version_count)
 
 

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_api.server import get_server
+from mcp_api.registry import get_server
 from tests.artifacts import record
 from tests.conftest import Tenant
 from tests.mcp.client import McpClient

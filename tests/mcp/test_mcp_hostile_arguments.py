@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_api.server import get_server
+from mcp_api.registry import get_server
 from tests.artifacts import record
 from tests.conftest import Tenant
 from tests.mcp.http import bearer
