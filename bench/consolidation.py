@@ -152,7 +152,8 @@ def ingest(principal: Any, entries: list[dict[str, Any]]) -> list[Any]:
 
 def agent(slug: str) -> Any:
     from organizations.principal import Principal
-    from organizations.services import organization_create, principal_for_token, token_create
+    from organizations.services import organization_create
+    from organizations.tokens import principal_for_token, token_create
 
     organization = organization_create(slug=slug, name=slug, operator="bench")
     issued = token_create(principal=Principal.for_operator(organization, "bench"), role="agent", name="bench-agent")

@@ -66,7 +66,7 @@ def _time_rest(base: str, token: str, queries: list[str]) -> list[float]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from organizations.models import Organization
     from organizations.principal import Principal
-    from organizations.services import token_create
+    from organizations.tokens import token_create
 
     tenants = build_corpus(args.memories)
     batch_ingest(tenants, batch_size=64)

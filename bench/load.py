@@ -420,7 +420,7 @@ def _seed(memories: int, mix: tuple[tuple[str, float], ...] = MIX) -> tuple[str,
     from memories.models import Memory
     from organizations.models import Organization
     from organizations.principal import Principal
-    from organizations.services import token_create
+    from organizations.tokens import token_create
 
     tenants = build_corpus(memories)
     large = max(tenants, key=lambda tenant: tenant.rows)

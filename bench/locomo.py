@@ -182,7 +182,8 @@ def ingest(data: list[dict[str, Any]], keep: bool) -> tuple[list[Any], list[set[
     from memories.services import memory_create
     from organizations.models import Organization
     from organizations.principal import Principal
-    from organizations.services import organization_create, principal_for_token, token_create
+    from organizations.services import organization_create
+    from organizations.tokens import principal_for_token, token_create
 
     write_times: list[float] = []
     total_turns = sum(len(turns(sample["conversation"])) for sample in data)

@@ -90,7 +90,8 @@ def _search(principal: Any, query: str) -> list[tuple[str, float, str]]:
 def _principals(slug: str) -> tuple[Any, Any]:
     from organizations.models import Role
     from organizations.principal import Principal
-    from organizations.services import organization_create, principal_for_token, token_create
+    from organizations.services import organization_create
+    from organizations.tokens import principal_for_token, token_create
 
     organization = organization_create(slug=slug, name=slug, operator="bench")
     operator = Principal.for_operator(organization, "bench")

@@ -367,7 +367,7 @@ def mcp_latency(tenants: list[Tenant], args: argparse.Namespace) -> tuple[dict[s
     from bench.load import _wait_ready
     from organizations.models import Organization
     from organizations.principal import Principal
-    from organizations.services import token_create
+    from organizations.tokens import token_create
 
     tokens = {}
     for tenant in tenants:

@@ -99,7 +99,7 @@ def agent_principal(slug: str) -> Any:
     """A principal as an agent's API token gives it (what search sees in production)."""
     from organizations.models import Organization
     from organizations.principal import Principal
-    from organizations.services import principal_for_token, token_create
+    from organizations.tokens import principal_for_token, token_create
 
     operator = Principal.for_operator(Organization.objects.get(slug=slug), "bench")
     return principal_for_token(token_create(principal=operator, role="agent", name="bench-search").raw)

@@ -26,7 +26,7 @@ from django.views.decorators.http import require_POST
 
 from lifecycle.models import ConsolidationProposal, ProposalKind, ProposalState
 from lifecycle.services import proposal_apply, proposal_dismiss
-from memories import services, validation
+from memories import decisions, validation
 from memories.diff import word_ops
 from memories.hints import Hint, write_hints
 from memories.models import Memory, ScopeType, Status
@@ -163,9 +163,9 @@ def review_items(
 # --- pages -------------------------------------------------------------------------------------
 
 DRAFT_DECISIONS = {
-    "verify": ("Verified", services.memory_verify),
-    "lock": ("Locked", services.memory_lock),
-    "deprecate": ("Deprecated", services.memory_deprecate),
+    "verify": ("Verified", decisions.memory_verify),
+    "lock": ("Locked", decisions.memory_lock),
+    "deprecate": ("Deprecated", decisions.memory_deprecate),
 }
 
 

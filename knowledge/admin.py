@@ -8,7 +8,8 @@ from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 
 from knowledge.models import Entity, EntityAlias, MemoryLink, Predicate, Triple
-from memories.admin import MemoryAdmin, MemoryPartInline
+from memories.admin import MemoryAdmin
+from memories.admin_parts import MemoryPartInline
 from organizations.admin_audit import Target, admin_url, audit_target, integer_ids
 from organizations.admin_scoping import OrganizationScopedAdmin, ReadOnlyInline
 from organizations.models import Role

@@ -25,8 +25,8 @@ from memories import validation
 from memories.embedding_pipeline import EMBEDDING_FIELDS, apply_embedding, embed_texts, embedding_text
 from memories.models import Memory, MemoryVersion, Status
 from memories.selectors import memory_visible_queryset
-from memories.services import record_memory_change
 from memories.trust import screened_text
+from memories.versions import record_memory_change
 from memory_platform import reasons
 from memory_platform.exceptions import Conflict, NotFound, PermissionDenied, ValidationError
 from organizations.audit import audit_record

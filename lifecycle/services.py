@@ -31,8 +31,8 @@ from memories import validation
 from memories.hints import CURATED, Hint
 from memories.models import RULE_TYPES, Memory, Status
 from memories.selectors import memory_visible_queryset
-from memories.services import record_memory_change
 from memories.trust import screened_text
+from memories.versions import record_memory_change
 from memory_platform.exceptions import Conflict, NotFound
 from organizations.audit import audit_record
 from organizations.models import Role

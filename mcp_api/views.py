@@ -30,7 +30,7 @@ from memory_platform.exceptions import (
 )
 from memory_platform.json_input import JsonInputError
 from memory_platform.throttling import retry_after
-from organizations.services import principal_for_token
+from organizations.tokens import principal_for_token
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

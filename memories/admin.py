@@ -3,14 +3,13 @@ the admin obeys the same rules (roles, locked memories) and writes versions and 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import display_for_value
-from django.contrib.admin.views.main import ORDER_VAR, SEARCH_VAR, ChangeList
-from django.db.models import Case, FloatField, IntegerField, Q, QuerySet, Value, When
+from django.contrib.admin.views.main import SEARCH_VAR
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
@@ -18,179 +17,23 @@ from django.utils.html import format_html, format_html_join
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.timesince import timesince
 
-from memories import admin_history, services
+from memories import admin_history
 from memories.admin_decisions import DECISIONS, Decision, decide, decisions_for, status_since
-from memories.models import IMPORTANCE_MAX, Memory, MemoryType, MemoryVersion, ScopeType, Status
-from memories.search import SearchParams, memory_search
-from memories.selectors import MemoryFilters
+from memories.admin_parts import (
+    EDITABLE_FIELDS,
+    MemoryAdminForm,
+    MemoryVersionInline,
+    ShownFilter,
+)
+from memories.admin_search import MeaningSearch
+from memories.models import IMPORTANCE_MAX, Memory, ScopeType
 from memories.trust import is_pinned, review_payload
-from memory_platform import reasons
-from memory_platform.exceptions import DomainError, SearchUnavailable
 from organizations.admin_audit import Target, admin_url, audit_target, uuid_ids
-from organizations.admin_scoping import OrganizationScopedAdmin, ReadOnlyInline, organizations_for
-from organizations.principal import Principal
-from organizations.selectors import principal_for_user
-
-EDITABLE_FIELDS = [
-    "scope_type",
-    "repository",
-    "memory_type",
-    "title",
-    "current_content",
-    "status",
-    "importance",
-    "tags",
-    "metadata",
-    "source",
-    "valid_from",
-    "valid_until",
-]
-
-
-def _principal(request: HttpRequest, memory_or_org: Any) -> Principal:
-    organization = getattr(memory_or_org, "organization", memory_or_org)
-    return principal_for_user(user=request.user, organization=organization)  # type: ignore[arg-type]
-
-
-class MemoryPartInline(ReadOnlyInline):
-    """A read-only table of what belongs to the memory on its page (versions here; links and
-    facts, attached by knowledge/admin.py)."""
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        # Part of the memory: whoever may see the memory sees it.
-        return self.admin_site.get_model_admin(Memory).has_view_permission(request, obj)
-
-
-class MemoryVersionInline(MemoryPartInline):
-    model = MemoryVersion
-    fields = ("version", "change", "changed_fields", "who", "reason", "created_at")
-    readonly_fields = fields
-    ordering = ["-version"]
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[MemoryVersion]:
-        return super().get_queryset(request).select_related("token", "user")
-
-    @admin.display(description="by")
-    def who(self, obj: MemoryVersion) -> str:
-        return obj.who
-
-
-class ShownFilter(admin.SimpleListFilter):
-    """By default the list shows what is in force, as every other read does: not deleted, not
-    deprecated, not superseded. The rest is one click away (or chosen by its status)."""
-
-    title = "shown"
-    parameter_name = "shown"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("retired", "Deprecated or superseded"), ("deleted", "Deleted"), ("all", "Everything")]
-
-    def choices(self, changelist: Any) -> Any:
-        for choice in super().choices(changelist):
-            if choice["display"] == "All":
-                choice["display"] = "In force"
-            yield choice
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        value = self.value()
-        if value == "all":
-            return queryset
-        if value == "deleted":
-            return queryset.filter(deleted_at__isnull=False)
-        alive = queryset.filter(deleted_at__isnull=True)
-        if value == "retired":
-            return alive.filter(Q(status=Status.DEPRECATED) | Q(superseded_by__isnull=False))
-        if request.GET.get("status__exact") == Status.DEPRECATED:
-            return alive  # a status chosen explicitly is shown
-        return alive.exclude(status=Status.DEPRECATED).filter(superseded_by__isnull=True)
-
-
-class MemoryAdminForm(forms.ModelForm):
-    """Saves through the services during validation, so a refused change shows as a form error.
-
-    A change needs a reason, kept in the new version and the audit event, as every other decision."""
-
-    request: HttpRequest
-
-    reason = forms.CharField(
-        required=False,
-        max_length=reasons.REASON_MAX_CHARS,
-        widget=forms.Textarea(attrs={"rows": 2, "cols": 80}),
-        help_text="Why this change: kept in the memory's history and the audit log.",
-    )
-
-    class Meta:
-        model = Memory
-        fields = ["organization", *EDITABLE_FIELDS]
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if self.instance._state.adding and "title" in self.fields:
-            # As over MCP and REST, a new memory without a title gets one derived from its content.
-            self.fields["title"].required = False
-            self.fields["title"].help_text = "Leave blank to derive it from the content."
-
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean() or {}
-        if self.errors:
-            return cleaned
-        data = {field: cleaned.get(field) for field in EDITABLE_FIELDS if field in self.fields}
-        repository = data.pop("repository", None)
-        data["repository"] = repository.slug if repository else None
-        reason = cleaned.get("reason", "")
-        try:
-            reason = reasons.reason(reason)
-            if self.instance._state.adding:
-                principal = _principal(self.request, cleaned["organization"])
-                self.saved, _ = services.memory_create(
-                    principal=principal, data=data, reason=reason or "written in the admin"
-                )
-            else:
-                changed = {field: data[field] for field in self.changed_data if field in data}
-                if changed and not reason:
-                    raise forms.ValidationError(
-                        {"reason": "Say why you change it: the reason is kept in its history and the audit log."}
-                    )
-                principal = _principal(self.request, self.instance)
-                self.saved = services.memory_update(
-                    principal=principal, memory_id=self.instance.pk, data=changed, reason=reason
-                )
-        except DomainError as error:
-            raise forms.ValidationError(error.message) from None
-        return cleaned
-
-    def _post_clean(self) -> None:
-        # Django would now check the model's constraints on the form's half-built row; the
-        # services have already checked and saved the real one (they set the owner, clear the
-        # repository…), so such checks only add confusing second messages.
-        return None
-
-
-# How many memories a search by meaning shows, ranked (a changelist page holds 50), and how many it
-# ranks in each organization before the list's remaining filters narrow them.
-MEANING_RESULTS = 50
-MEANING_CANDIDATES = 200
-SEARCH_MODES = {"meaning": "by meaning", "words": "by words"}
-
-
-class MemoryChangeList(ChangeList):
-    """The memory list; searched by meaning, it is in the search's order (best match first) and no
-    column claims to sort it, until the curator sorts by one."""
-
-    ranked_by_meaning = False
-
-    def get_queryset(self, request: HttpRequest, exclude_parameters: Any = None) -> QuerySet[Memory]:
-        queryset: QuerySet[Memory] = super().get_queryset(request, exclude_parameters)
-        # MemoryAdmin.get_search_results ranked it (and ordered it so, no column being chosen).
-        self.ranked_by_meaning = "search_rank" in queryset.query.annotations and not self.params.get(ORDER_VAR)
-        return queryset
-
-    def get_ordering_field_columns(self) -> dict[int, Literal["desc", "asc"]]:
-        return {} if self.ranked_by_meaning else dict(super().get_ordering_field_columns())
+from organizations.admin_scoping import OrganizationScopedAdmin, organizations_for
 
 
 @admin.register(Memory)
-class MemoryAdmin(OrganizationScopedAdmin):
+class MemoryAdmin(MeaningSearch, OrganizationScopedAdmin):
     form = MemoryAdminForm
     list_display = ["title_and_excerpt", "importance_shown", "written"]
     list_display_links = ["title_and_excerpt"]
@@ -301,83 +144,6 @@ class MemoryAdmin(OrganizationScopedAdmin):
         if self._search_mode(request) == "meaning" and request.GET.get(SEARCH_VAR, "").strip():
             columns.insert(1, "match")
         return columns
-
-    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
-        return MemoryChangeList
-
-    # --- search: by meaning (the product's hybrid search) or by words -----------------------------
-
-    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
-        # ``mode`` is ours, not a field lookup: take it out before the changelist reads the query.
-        query = request.GET.copy()
-        mode: str = query.pop("mode", ["meaning"])[-1]
-        request.GET = query  # type: ignore[assignment]
-        request.memory_search_mode = mode if mode in SEARCH_MODES else "meaning"  # type: ignore[attr-defined]
-        return super().changelist_view(request, extra_context)
-
-    def get_changelist_instance(self, request: HttpRequest) -> Any:
-        changelist = super().get_changelist_instance(request)
-        # Read by the search form (templates/admin/memories/memory/search_form.html).
-        changelist.search_mode = self._search_mode(request)  # type: ignore[attr-defined]
-        changelist.search_modes = SEARCH_MODES  # type: ignore[attr-defined]
-        return changelist
-
-    @staticmethod
-    def _search_mode(request: HttpRequest) -> str:
-        return str(getattr(request, "memory_search_mode", "meaning"))
-
-    def get_search_results(self, request: HttpRequest, queryset: QuerySet[Memory], search_term: str) -> Any:
-        if not search_term.strip() or self._search_mode(request) != "meaning":
-            return super().get_search_results(request, queryset, search_term)
-        try:
-            ranked = self._by_meaning(request, queryset, search_term)
-        except SearchUnavailable as error:
-            self.message_user(
-                request, f"Search by meaning is unavailable ({error}); searched by words.", messages.WARNING
-            )
-            return super().get_search_results(request, queryset, search_term)
-        rank = Case(*(When(pk=pk, then=Value(i)) for i, (pk, _) in enumerate(ranked)), output_field=IntegerField())
-        score = Case(*(When(pk=pk, then=Value(relevance)) for pk, relevance in ranked), output_field=FloatField())
-        found = queryset.filter(pk__in=[pk for pk, _ in ranked]).annotate(search_rank=rank, search_score=score)
-        # Best match first, unless the curator sorted by a column.
-        return (found if ORDER_VAR in request.GET else found.order_by("search_rank", "pk")), False
-
-    def _by_meaning(self, request: HttpRequest, queryset: QuerySet[Memory], query: str) -> list[tuple[Any, float]]:
-        """The best matches among the memories the list shows (its filters applied), best first, each
-        with its relevance."""
-        scored: list[tuple[float, Any]] = []
-        filters = self._search_filters(request)
-        organizations = organizations_for(request).filter(pk__in=queryset.values("organization_id"))
-        for organization in organizations:
-            principal = principal_for_user(user=request.user, organization=organization)  # type: ignore[arg-type]
-            params = SearchParams(query=query, filters=filters, limit=MEANING_CANDIDATES)
-            # A curator looking is not an agent using: the hits' access counts and freshness stay as they are.
-            page = memory_search(principal, params, counts_as_read=False)
-            scored.extend((hit.relevance or 0.0, hit.memory.pk) for hit in page.hits)
-        scored.sort(key=lambda pair: -pair[0])
-        # The list's other filters (importance, date, organization) narrow the ranked memories.
-        shown = set(queryset.filter(pk__in=[pk for _, pk in scored]).values_list("pk", flat=True))
-        return [(pk, relevance) for relevance, pk in scored if pk in shown][:MEANING_RESULTS]
-
-    @staticmethod
-    def _search_filters(request: HttpRequest) -> MemoryFilters:
-        """The list's status, scope, type and deleted filters as the search's own, so the ranking
-        is done among the memories the list shows (not among all, then narrowed to a few)."""
-        chosen = request.GET
-        status = chosen.get("status__exact")
-        shown = chosen.get("shown")
-        statuses: list[str] = []  # by default what is in force: not deprecated, not superseded
-        if status in Status.values:
-            statuses = [status]
-        elif shown in ("retired", "deleted", "all"):
-            statuses = list(Status.values)
-        return MemoryFilters(
-            status=statuses,
-            scope_type=chosen.get("scope_type__exact") if chosen.get("scope_type__exact") in ScopeType.values else None,
-            memory_type=[kind] if (kind := chosen.get("memory_type__exact")) in MemoryType.values else [],
-            include_deleted=shown in ("deleted", "all"),
-            include_expired=True,
-        )
 
     # --- one memory's page --------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from django.contrib.admin import helpers
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
-from memories import services, workflow
+from memories import decisions, workflow
 from memories.models import Memory, MemoryVersion
 from memory_platform import reasons
 from memory_platform.exceptions import DomainError
@@ -38,7 +38,7 @@ class Decision:
 
 def _outcome(name: str) -> Callable[[Memory], str]:
     if name == "reactivate":
-        return services.reactivated_status
+        return decisions.reactivated_status
     if name == "restore":
         return lambda memory: f"restored ({memory.status})"
     becomes = workflow.decision(name).becomes
@@ -46,13 +46,13 @@ def _outcome(name: str) -> Callable[[Memory], str]:
 
 
 _SERVICES: dict[str, Callable[..., Memory]] = {
-    "verify": services.memory_verify,
-    "lock": services.memory_lock,
-    "unlock": services.memory_unlock,
-    "deprecate": services.memory_deprecate,
-    "reactivate": services.memory_reactivate,
-    "delete": services.memory_delete,
-    "restore": services.memory_restore,
+    "verify": decisions.memory_verify,
+    "lock": decisions.memory_lock,
+    "unlock": decisions.memory_unlock,
+    "deprecate": decisions.memory_deprecate,
+    "reactivate": decisions.memory_reactivate,
+    "delete": decisions.memory_delete,
+    "restore": decisions.memory_restore,
 }
 DECISIONS: dict[str, Decision] = {
     name: Decision(name, rule.label, rule.done, _SERVICES[name], rule.applies, _outcome(name))

@@ -1,7 +1,7 @@
 """A memory's history in the admin: every version whole, a word diff between any two, and revert.
 
 Revert never rewrites history: it writes a new version that reads like the chosen one
-(memories.services.memory_revert), after a page showing what will change and asking why.
+(memories.decisions.memory_revert), after a page showing what will change and asking why.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from memories import services, validation
+from memories import decisions, validation
 from memories.diff import COMPARED_FIELDS, as_text, snapshot_changes
 from memories.models import Memory, MemoryVersion
 from memories.public import memory_values
@@ -93,7 +93,7 @@ def revert(request: HttpRequest, memory: Memory, number: str) -> HttpResponse:
             reason = reasons.reason(request.POST.get("reason", ""))
             if not reason:
                 raise DomainError("Say why: the reason is kept in the new version and the audit log.")
-            saved = services.memory_revert(
+            saved = decisions.memory_revert(
                 principal=principal, memory_id=memory.pk, version=version.version, reason=reason
             )
         except DomainError as refused:

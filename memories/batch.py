@@ -26,7 +26,8 @@ from memories.inputs import WRITABLE_FIELDS, NewMemory
 from memories.models import EmbeddingStatus, Memory, WritePolicy
 from memories.rules import check_can_write, check_scope, check_status_allowed
 from memories.search import memories_changed
-from memories.services import Vector, memory_create, new_row, screened_new, version_row
+from memories.services import Vector, memory_create, new_row, screened_new
+from memories.versions import version_row
 from memory_platform.bulk import copy_insert
 from memory_platform.exceptions import DomainError, ValidationError
 from organizations.audit import audit_event

@@ -1,6 +1,6 @@
-"""Every write to one memory: create (with upsert and idempotency), update, status workflow,
-soft delete and restore, invalidate. Each change writes a full version and an audit event.
-Many memories at once: memories.batch."""
+"""Writing one memory: create (with upsert and idempotency) and update. Each change writes a full
+version and an audit event (memories.versions). The curators' decisions, delete, restore,
+invalidate and revert: memories.decisions. Many memories at once: memories.batch."""
 
 from __future__ import annotations
 
@@ -14,21 +14,19 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memories import trust, validation, workflow
-from memories.embedding_pipeline import EMBEDDING_FIELDS, apply_embedding, embed_texts, embedding_text
+from memories.embedding_pipeline import apply_embedding, embed_texts, embedding_text
 from memories.hints import report_conflicts, write_hints
 from memories.inputs import WRITABLE_FIELDS, MemoryId, NewMemory, planned_changes
-from memories.models import Memory, MemoryVersion, ScopeType, Status, WritePolicy
-from memories.public import memory_values
+from memories.models import Memory, ScopeType, WritePolicy
 from memories.rules import check_can_write, check_mutable, check_scope, check_status_allowed, check_writable
-from memories.search import memories_changed
-from memories.selectors import memory_get, memory_visible_queryset
+from memories.selectors import memory_visible_queryset
+from memories.versions import memory_for_write, save_change, write_version
+from memories.workflow import STATUS_DECISIONS
 from memory_platform import reasons
-from memory_platform.exceptions import Conflict, NotFound, ValidationError
-from organizations.audit import audit_record
-from organizations.models import Repository, Role
+from memory_platform.exceptions import Conflict, ValidationError
+from organizations.models import Repository
 from organizations.principal import Principal
 from organizations.services import repository_for_write
-from screening import redact_secrets
 
 
 class _Compute:
@@ -37,39 +35,6 @@ class _Compute:
 
 COMPUTE = _Compute()
 Vector = list[float] | None
-
-
-def memory_snapshot(memory: Memory) -> dict[str, Any]:
-    """The memory as one JSON object: what a version keeps (its public fields and its owner)."""
-    return {**memory_values(memory), "owner": memory.owner.get_username() if memory.owner else None}
-
-
-def version_row(*, principal: Principal, memory: Memory, change: str, fields: list[str], reason: str) -> MemoryVersion:
-    """A version of ``memory`` as it stands now (audit_record keeps the reason free of credentials too)."""
-    return MemoryVersion(
-        memory=memory,
-        version=memory.version,
-        snapshot=memory_snapshot(memory),
-        change=change,
-        reason=redact_secrets(reason),
-        changed_fields=fields,
-        actor=principal.label,
-        user=principal.user,
-        token=principal.token,
-    )
-
-
-def _write_version(*, principal: Principal, memory: Memory, change: str, fields: list[str], reason: str) -> None:
-    version_row(principal=principal, memory=memory, change=change, fields=fields, reason=reason).save(force_insert=True)
-    audit_record(
-        principal=principal,
-        action=f"memory.{change}",
-        target_type="memory",
-        target_id=memory.id,
-        reason=reason,
-        data={"version": memory.version, "fields": fields},
-    )
-    memories_changed(memory.organization_id, created_only=change == "create")
 
 
 # --- create ------------------------------------------------------------------------------------
@@ -253,7 +218,7 @@ def _insert(
     )
     apply_embedding(memory, vector)
     memory.save(force_insert=True)
-    _write_version(principal=principal, memory=memory, change="create", fields=list(WRITABLE_FIELDS), reason=reason)
+    write_version(principal=principal, memory=memory, change="create", fields=list(WRITABLE_FIELDS), reason=reason)
     return memory
 
 
@@ -308,56 +273,18 @@ def new_row(
 # --- update ------------------------------------------------------------------------------------
 
 
-def _memory_for_write(
-    principal: Principal, memory_id: MemoryId, *, lock: bool = True, include_deleted: bool = False
-) -> Memory:
-    """The visible memory a write changes; with ``lock``, its row locked until the transaction ends."""
-    return memory_get(principal, memory_id, include_deleted=include_deleted, for_update=lock)
-
-
-def _save_change(
-    *, principal: Principal, memory: Memory, fields: list[str], change: str, reason: str, embedded: bool = False
-) -> Memory:
-    """Save a change made on a locked row (``embedded``: its embedding fields were set too)."""
-    memory.version += 1
-    memory.updated_at = timezone.now()
-    memory.updated_by = principal.user
-    memory.updated_by_token = principal.token
-    derived = list(EMBEDDING_FIELDS) if embedded else []
-    if {"title", "current_content"} & set(fields):
-        trust.set_author(memory, principal)  # the author is whoever wrote the text as it reads now
-        derived += ["author_kind", "author_name"]
-    if "status" in fields:
-        derived += [name for name in trust.set_review(memory, principal, memory.updated_at) if name not in fields]
-    memory.save(update_fields=[*fields, *derived, "version", "updated_at", "updated_by", "updated_by_token"])
-    _write_version(principal=principal, memory=memory, change=change, fields=fields, reason=reason)
-    return memory
-
-
-def record_memory_change(
-    *, principal: Principal, memory: Memory, fields: list[str], change: str, reason: str
-) -> Memory:
-    """Save what another app's service changed on a row it holds locked (merges, undo): a new
-    version and an audit event. If the text changed, the caller has set the embedding fields."""
-    embedded = any(name in EMBEDDING_FIELDS for name in fields)
-    recorded = [name for name in fields if name not in EMBEDDING_FIELDS]
-    return _save_change(
-        principal=principal, memory=memory, fields=recorded, change=change, reason=reason, embedded=embedded
-    )
-
-
 # How many times an update is planned again when the memory changed between its read and its write.
 UPDATE_ATTEMPTS = 3
 
 
-def _embed_changes(memory: Memory, changes: Mapping[str, Any]) -> tuple[bool, Vector]:
+def embed_changes(memory: Memory, changes: Mapping[str, Any]) -> tuple[bool, Vector]:
     """Whether the planned changes need a new embedding, and that embedding (computed unlocked)."""
     if not {"title", "current_content"} & set(changes):
         return False, None
     return True, _embed(changes.get("title", memory.title), changes.get("current_content", memory.current_content))
 
 
-def _set_changes(principal: Principal, locked: Memory, changes: dict[str, Any], embeds: bool, vector: Vector) -> None:
+def set_changes(principal: Principal, locked: Memory, changes: dict[str, Any], embeds: bool, vector: Vector) -> None:
     """Set planned changes on the locked row, and its new embedding if the text changed."""
     if changes.get("repository"):
         changes["repository"] = repository_for_write(principal=principal, slug=changes["repository"])
@@ -385,7 +312,7 @@ def memory_update(*, principal: Principal, memory_id: MemoryId, data: Mapping[st
     policy = trust.write_policy_for(principal.organization)
     data = trust.screen_credentials(data, policy).data
     for _ in range(UPDATE_ATTEMPTS):
-        memory = _memory_for_write(principal, memory_id, lock=False)
+        memory = memory_for_write(principal, memory_id, lock=False)
         check_mutable(principal, memory, "changing it")
         check_writable(principal, memory)
         screening = trust.screen_credentials(data, policy)  # redacted already: only its notes are new
@@ -395,15 +322,15 @@ def memory_update(*, principal: Principal, memory_id: MemoryId, data: Mapping[st
         changes = screened_changes(principal, policy, screening, memory, planned)
         if not changes:
             return _answered(memory, screening.notes)
-        embeds, vector = _embed_changes(memory, changes)
+        embeds, vector = embed_changes(memory, changes)
         with transaction.atomic():
-            locked = _memory_for_write(principal, memory.pk)
+            locked = memory_for_write(principal, memory.pk)
             if locked.version != memory.version:
                 continue
-            _set_changes(principal, locked, changes, embeds, vector)
+            set_changes(principal, locked, changes, embeds, vector)
             change = "status" if set(changes) == {"status"} else "update"
             fields = sorted(changes)
-            saved = _save_change(
+            saved = save_change(
                 principal=principal, memory=locked, fields=fields, change=change, reason=reason, embedded=embeds
             )
         return _answered(saved, screening.notes)
@@ -434,176 +361,3 @@ def screened_changes(
         if flags != memory.review_flags:
             changes["review_flags"] = flags
     return changes
-
-
-@transaction.atomic
-def memory_set_status(*, principal: Principal, memory_id: MemoryId, status: str, reason: str = "") -> Memory:
-    """Set a status: draft or active as an edit (the write policy decides it below the curator
-    role); verified, locked and deprecated as the curators' decisions (memories.workflow)."""
-    check_can_write(principal)
-    new_status = validation.status(status)
-    if new_status in STATUS_DECISIONS:
-        return _decide(STATUS_DECISIONS[new_status], principal=principal, memory_id=memory_id, reason=reason)
-    if not principal.has_role(Role.CURATOR):
-        return memory_update(principal=principal, memory_id=memory_id, data={"status": new_status}, reason=reason)
-    memory = _memory_for_write(principal, memory_id)
-    check_mutable(principal, memory, f"changing its status to '{new_status}'")
-    check_writable(principal, memory)
-    if memory.status == new_status:
-        return memory
-    memory.status = new_status
-    return _save_change(
-        principal=principal, memory=memory, fields=["status"], change="status", reason=reasons.reason(reason)
-    )
-
-
-# The statuses that are a curator's decision to set.
-STATUS_DECISIONS: dict[str, str] = {Status.VERIFIED: "verify", Status.LOCKED: "lock", Status.DEPRECATED: "deprecate"}
-
-
-def _decided(principal: Principal, memory_id: MemoryId, name: str, *, include_deleted: bool = False) -> Memory:
-    """The memory a decision is taken on, its row locked, once the workflow's table allows it."""
-    memory = _memory_for_write(principal, memory_id, include_deleted=include_deleted)
-    workflow.decision(name).check(principal, memory)
-    check_mutable(principal, memory, f"taking the decision '{name}' on it")
-    return memory
-
-
-@transaction.atomic
-def _decide(name: str, *, principal: Principal, memory_id: MemoryId, reason: str) -> Memory:
-    """verify, lock, unlock or deprecate: the status the table gives, with the reason."""
-    why = reasons.reason(reason)
-    memory = _decided(principal, memory_id, name)
-    memory.status = DECIDED_STATUS[name]
-    return _save_change(principal=principal, memory=memory, fields=["status"], change="status", reason=why)
-
-
-DECIDED_STATUS = {"verify": Status.VERIFIED, "lock": Status.LOCKED, "unlock": Status.VERIFIED,
-                  "deprecate": Status.DEPRECATED}  # fmt: skip
-
-
-def memory_verify(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
-    return _decide("verify", principal=principal, memory_id=memory_id, reason=reason)
-
-
-def memory_lock(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
-    return _decide("lock", principal=principal, memory_id=memory_id, reason=reason)
-
-
-def memory_deprecate(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
-    return _decide("deprecate", principal=principal, memory_id=memory_id, reason=reason)
-
-
-def memory_unlock(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
-    """Unlocking leaves the memory verified: it was reviewed, it just may change again."""
-    return _decide("unlock", principal=principal, memory_id=memory_id, reason=reason)
-
-
-# --- delete and restore ------------------------------------------------------------------------
-
-
-@transaction.atomic
-def memory_delete(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
-    """Soft delete: the row and every version stay; the memory leaves default reads."""
-    check_can_write(principal)
-    why = reasons.reason(reason)
-    memory = _decided(principal, memory_id, "delete")
-    memory.deleted_at = timezone.now()
-    return _save_change(principal=principal, memory=memory, fields=["deleted_at"], change="delete", reason=why)
-
-
-@transaction.atomic
-def memory_restore(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
-    why = reasons.reason(reason)
-    memory = _decided(principal, memory_id, "restore", include_deleted=True)
-    memory.deleted_at = None
-    return _save_change(principal=principal, memory=memory, fields=["deleted_at"], change="restore", reason=why)
-
-
-# --- invalidate --------------------------------------------------------------------------------
-
-
-@transaction.atomic
-def memory_invalidate(
-    *, principal: Principal, memory_id: MemoryId, reason: str, superseded_by: MemoryId | None = None
-) -> Memory:
-    """Record that a memory stopped being true: it ends now, is deprecated, and may name its successor."""
-    check_can_write(principal)
-    if not isinstance(reason, str) or not reason.strip():
-        raise ValidationError("reason is required: say why the memory is no longer true", details={"field": "reason"})
-    memory = _memory_for_write(principal, memory_id)
-    check_mutable(principal, memory, "invalidating it")
-    fields = ["status", "valid_until"]
-    if superseded_by not in (None, ""):
-        successor_id = validation.memory_id(superseded_by, "superseded_by")
-        if successor_id == memory.pk:
-            raise ValidationError("a memory cannot supersede itself", details={"field": "superseded_by"})
-        memory.superseded_by = memory_get(principal, successor_id, field="superseded_by")
-        fields.append("superseded_by")
-    now = timezone.now()
-    memory.status = Status.DEPRECATED
-    if memory.valid_until is None or memory.valid_until > now:
-        memory.valid_until = now
-    return _save_change(principal=principal, memory=memory, fields=fields, change="invalidate", reason=reason.strip())
-
-
-# --- reactivate and revert -----------------------------------------------------------------------
-
-
-@transaction.atomic
-def memory_reactivate(*, principal: Principal, memory_id: MemoryId, reason: str = "") -> Memory:
-    """A deprecated memory is in force again: back to the status it had before it was deprecated
-    (verified if it never had another), no longer superseded, no longer ended."""
-    why = reasons.reason(reason)
-    memory = _decided(principal, memory_id, "reactivate")
-    memory.status = reactivated_status(memory)
-    fields = ["status"]
-    if memory.superseded_by_id is not None:
-        memory.superseded_by = None
-        fields.append("superseded_by")
-    if memory.valid_until is not None and memory.valid_until <= timezone.now():
-        memory.valid_until = None
-        fields.append("valid_until")
-    return _save_change(principal=principal, memory=memory, fields=fields, change="reactivate", reason=why)
-
-
-def reactivated_status(memory: Memory) -> str:
-    """The status a deprecated memory goes back to: its last one before deprecation, else verified."""
-    versions = MemoryVersion.objects.filter(memory=memory).order_by("-version")
-    statuses = versions.values_list("snapshot__status", flat=True)
-    previous = next((status for status in statuses if status != Status.DEPRECATED), None)
-    return previous if previous in Status.values else Status.VERIFIED
-
-
-def memory_revert(*, principal: Principal, memory_id: MemoryId, version: object, reason: str = "") -> Memory:
-    """Make the memory read as it did at ``version``, by writing a new version: history is never
-    rewritten, and the revert itself can be reverted. No difference, no new version."""
-    principal.require(Role.CURATOR, "reverting a memory to an earlier version")
-    reason = reasons.reason(reason)
-    number = validation.version_number(version)
-    memory = _memory_for_write(principal, memory_id, lock=False)
-    snapshot = MemoryVersion.objects.filter(memory=memory, version=number).values_list("snapshot", flat=True).first()
-    if snapshot is None:
-        raise NotFound(f"memory {memory.pk} has no version {number} (it is at version {memory.version})")
-    if snapshot.get("scope_type") == ScopeType.USER and memory.scope_type != ScopeType.USER:
-        raise ValidationError(
-            f"version {number} was a personal memory; make it personal again by editing its scope",
-            details={"field": "version"},
-        )
-    changes = planned_changes(principal, memory, {k: snapshot[k] for k in WRITABLE_FIELDS if k in snapshot})
-    superseded_by = snapshot.get("superseded_by")
-    embeds, vector = _embed_changes(memory, changes)
-    with transaction.atomic():
-        locked = _memory_for_write(principal, memory.pk)
-        if locked.version != memory.version:
-            raise Conflict(f"memory {memory.pk} changed while it was being reverted; look at it again and retry")
-        _set_changes(principal, locked, changes, embeds, vector)
-        if str(locked.superseded_by_id or "") != (superseded_by or ""):
-            locked.superseded_by_id = uuid.UUID(superseded_by) if superseded_by else None
-            changes["superseded_by"] = locked.superseded_by_id
-        if not changes:
-            return locked
-        why = f"back to version {number}" + (f": {reason}" if reason else "")
-        return _save_change(
-            principal=principal, memory=locked, fields=sorted(changes), change="revert", reason=why, embedded=embeds
-        )

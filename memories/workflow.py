@@ -97,3 +97,7 @@ def table_markdown() -> str:
     for d in DECISIONS.values():
         rows.append(f"| {d.name} | {', '.join(sorted(d.sources))} | {d.becomes} | {d.who or d.role + ' and up'} |")
     return "\n".join(rows)
+
+
+# The statuses that are a curator's decision to set.
+STATUS_DECISIONS: dict[str, str] = {Status.VERIFIED: "verify", Status.LOCKED: "lock", Status.DEPRECATED: "deprecate"}

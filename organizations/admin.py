@@ -16,7 +16,7 @@ from organizations.admin_members import MembershipAdmin, MembershipsOfUserInline
 from organizations.admin_scoping import OrganizationScopedAdmin, organizations_for
 from organizations.models import ApiToken, AuditEvent, Membership, Organization, Repository, Role, User
 from organizations.selectors import principal_for_user
-from organizations.services import token_revoke
+from organizations.tokens import token_revoke
 
 
 @admin.register(User)

@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from memory_platform.exceptions import DomainError
 from organizations.principal import Principal
 from organizations.selectors import organization_by_slug, organizations_of_user, principal_for_user
-from organizations.services import principal_for_token
+from organizations.tokens import principal_for_token
 
 ORGANIZATION_HEADER = "X-Organization"
 

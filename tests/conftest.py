@@ -31,7 +31,7 @@ from memories.models import Memory
 from memories.services import memory_create
 from organizations.models import ApiToken, Membership, Organization, Role, User
 from organizations.principal import Principal
-from organizations.services import principal_for_token, token_create
+from organizations.tokens import principal_for_token, token_create
 from tests.embedder import HashEmbedder
 
 # The live server (uvicorn) and its environment, for every directory that needs one.

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from knowledge.services import link_create
+from knowledge.links import link_create
 from mcp_api.arguments import (
     Importance,
     MemoryId,
@@ -19,7 +19,7 @@ from mcp_api.arguments import (
 )
 from mcp_api.payloads import memory_payload, written_payload
 from mcp_api.server import tool
-from memories import services
+from memories import decisions, services
 from memories.batch import memory_batch_create
 from memories.models import MemoryType, ScopeType, Status
 from organizations.principal import Principal
@@ -159,7 +159,7 @@ def memory_update(
     idempotent=True,
 )
 def memory_delete(principal: Principal, id: MemoryId) -> str:
-    memory = services.memory_delete(principal=principal, memory_id=id)
+    memory = decisions.memory_delete(principal=principal, memory_id=id)
     return f"Memory {memory.id} has been soft-deleted."
 
 
@@ -237,5 +237,5 @@ def memory_invalidate(
     reason: Annotated[str, Field(description="Why it is no longer true.")],
     superseded_by: Annotated[str | None, Field(description="Id of the memory that replaces it.")] = None,
 ) -> dict[str, Any]:
-    memory = services.memory_invalidate(principal=principal, memory_id=id, reason=reason, superseded_by=superseded_by)
+    memory = decisions.memory_invalidate(principal=principal, memory_id=id, reason=reason, superseded_by=superseded_by)
     return memory_payload(memory)

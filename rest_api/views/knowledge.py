@@ -8,7 +8,7 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from knowledge import selectors, services
+from knowledge import links, selectors, services
 from rest_api import serializers as s
 from rest_api.views.base import ApiView, created_status
 
@@ -28,7 +28,7 @@ class LinkCreateView(ApiView):
     )
     def post(self, request: Request) -> Response:
         data = self.body(s.LinkCreateSerializer)
-        link, created = services.link_create(
+        link, created = links.link_create(
             principal=self.principal,
             source_id=data["source_id"],
             target_id=data["target_id"],
@@ -48,7 +48,7 @@ class LinkDetailView(ApiView):
     )
     def delete(self, request: Request, pk: int) -> Response:
         link = selectors.link_get(self.principal, pk)
-        services.link_remove(
+        links.link_remove(
             principal=self.principal,
             source_id=link.source_id,
             target_id=link.target_id,

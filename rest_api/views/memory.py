@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from knowledge.selectors import memory_graph, memory_links
-from memories import selectors, services
+from memories import decisions, selectors, services
 from memories.models import Memory
 from memories.public import written_values
 from rest_api import serializers as s
@@ -68,7 +68,7 @@ class MemoryDetailView(ApiView):
         responses={204: None},
     )
     def delete(self, request: Request, memory_id: str) -> Response:
-        services.memory_delete(principal=self.principal, memory_id=memory_id)
+        decisions.memory_delete(principal=self.principal, memory_id=memory_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -91,23 +91,23 @@ def _action_view(name: str, action: Callable[..., Memory], summary: str, descrip
 
 
 MemoryVerifyView = _action_view(
-    "verify", services.memory_verify, "Verify a memory", "Mark it checked by a curator (curator role)."
+    "verify", decisions.memory_verify, "Verify a memory", "Mark it checked by a curator (curator role)."
 )
 MemoryLockView = _action_view(
-    "lock", services.memory_lock, "Lock a memory", "Only curators can change it afterwards (curator role)."
+    "lock", decisions.memory_lock, "Lock a memory", "Only curators can change it afterwards (curator role)."
 )
 MemoryUnlockView = _action_view(
-    "unlock", services.memory_unlock, "Unlock a memory", "It becomes verified again (curator role)."
+    "unlock", decisions.memory_unlock, "Unlock a memory", "It becomes verified again (curator role)."
 )
 MemoryDeprecateView = _action_view(
-    "deprecate", services.memory_deprecate, "Deprecate a memory", "It leaves default search (curator role)."
+    "deprecate", decisions.memory_deprecate, "Deprecate a memory", "It leaves default search (curator role)."
 )
 MemoryRestoreView = _action_view(
-    "restore", services.memory_restore, "Restore a deleted memory", "Undo a soft delete (curator role)."
+    "restore", decisions.memory_restore, "Restore a deleted memory", "Undo a soft delete (curator role)."
 )
 MemoryReactivateView = _action_view(
     "reactivate",
-    services.memory_reactivate,
+    decisions.memory_reactivate,
     "Reactivate a deprecated memory",
     "It goes back to the status it had before it was deprecated (verified if none), is no longer superseded "
     "and no longer ended (curator role).",
@@ -131,7 +131,7 @@ class MemoryRevertView(ApiView):
     )
     def post(self, request: Request, memory_id: str) -> Response:
         data = self.body(s.RevertSerializer)
-        memory = services.memory_revert(
+        memory = decisions.memory_revert(
             principal=self.principal, memory_id=memory_id, version=data["version"], reason=data.get("reason", "")
         )
         return Response(memory_data(memory))
@@ -149,7 +149,7 @@ class MemoryInvalidateView(ApiView):
     )
     def post(self, request: Request, memory_id: str) -> Response:
         data = self.body(s.InvalidateSerializer)
-        memory = services.memory_invalidate(
+        memory = decisions.memory_invalidate(
             principal=self.principal,
             memory_id=memory_id,
             reason=data["reason"],

@@ -15,7 +15,7 @@ from instructions.services import instruction_text_reset, instruction_text_set
 from lifecycle.selectors import lifecycle_report
 from memories.selectors import memory_status_report
 from memories.write_policy import write_policy_get, write_policy_update, write_policy_values
-from organizations import selectors, services
+from organizations import selectors, services, tokens
 from rest_api import serializers as s
 from rest_api.views.base import ApiView, created_status
 
@@ -80,7 +80,7 @@ class TokenListView(ApiView):
     def post(self, request: Request) -> Response:
         data = self.body(s.TokenCreateSerializer)
         user = selectors.member_by_username(self.principal, data["user"]) if data.get("user") else None
-        issued = services.token_create(
+        issued = tokens.token_create(
             principal=self.principal,
             role=data["role"],
             name=data.get("name", ""),
@@ -102,7 +102,7 @@ class TokenDetailView(ApiView):
         responses={200: s.TokenSerializer},
     )
     def delete(self, request: Request, prefix: str) -> Response:
-        token = services.token_revoke(principal=self.principal, prefix=prefix)
+        token = tokens.token_revoke(principal=self.principal, prefix=prefix)
         return Response(s.TokenSerializer(token).data)
 
 

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from memory_platform.exceptions import AuthenticationFailed
 from organizations.models import ApiToken, AuditEvent, Role, User
-from organizations.services import principal_for_token
+from organizations.tokens import principal_for_token
 from tests.admin.conftest import StaffFactory, messages_of
 from tests.conftest import Tenant
 

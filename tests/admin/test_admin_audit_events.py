@@ -9,11 +9,14 @@ from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape
 
-from knowledge.services import link_create, triple_assert
+from knowledge.links import link_create
+from knowledge.services import triple_assert
 from lifecycle.services import proposal_create, proposal_dismiss
-from memories.services import memory_lock, memory_update, memory_verify
+from memories.decisions import memory_lock, memory_verify
+from memories.services import memory_update
 from organizations.models import Role, User
-from organizations.services import membership_remove, repository_get_or_create, token_revoke
+from organizations.services import membership_remove, repository_get_or_create
+from organizations.tokens import token_revoke
 from tests.admin.conftest import StaffFactory
 from tests.conftest import MemoryFactory, Tenant
 

@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from memories.decisions import memory_delete, memory_lock, memory_verify
 from memories.models import Memory, MemoryVersion
-from memories.services import memory_delete, memory_lock, memory_verify
 from organizations.models import AuditEvent, Role, User
 from tests.admin.conftest import StaffFactory, messages_of
 from tests.conftest import MemoryFactory, Tenant

@@ -9,8 +9,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from memories.decisions import memory_lock
 from memories.models import Memory, MemoryVersion
-from memories.services import memory_create, memory_lock, memory_update
+from memories.services import memory_create, memory_update
 from organizations.models import Repository, Role, User
 from tests.admin.conftest import StaffFactory, form_data
 from tests.conftest import MemoryFactory, Tenant
@@ -212,8 +213,8 @@ def test_a_superuser_edits_any_organizations_memory(globex: Tenant, login: Login
 def test_the_change_page_shows_links_both_ways(
     acme: Tenant, make_memory: MemoryFactory, curator_client: Client
 ) -> None:
+    from knowledge.links import link_create
     from knowledge.models import MemoryLink
-    from knowledge.services import link_create
 
     rule = make_memory(current_content="Deploys need one approval.")
     parent = make_memory(current_content="Every change is reviewed.")

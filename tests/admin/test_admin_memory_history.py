@@ -9,8 +9,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from memories.decisions import memory_lock
 from memories.models import Memory, MemoryVersion
-from memories.services import memory_lock, memory_update
+from memories.services import memory_update
 from organizations.models import AuditEvent, Role, User
 from tests.admin.conftest import StaffFactory, messages_of
 from tests.conftest import MemoryFactory, Tenant

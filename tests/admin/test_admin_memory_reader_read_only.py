@@ -6,8 +6,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from memories.decisions import memory_lock
 from memories.models import Memory
-from memories.services import memory_lock
 from organizations.models import Role, User
 from tests.admin.conftest import StaffFactory, form_data
 from tests.conftest import MemoryFactory, Tenant

@@ -9,9 +9,9 @@ from django.test import Client
 from django.urls import reverse
 
 from memories.access import flush_access
+from memories.decisions import memory_deprecate
 from memories.models import MemoryAccess
 from memories.search import SearchParams, memory_search
-from memories.services import memory_deprecate
 from organizations.models import Role, User
 from tests.admin.conftest import StaffFactory
 from tests.conftest import MemoryFactory, Tenant

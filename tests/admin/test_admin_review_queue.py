@@ -11,8 +11,8 @@ from django.urls import reverse
 
 from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalState
 from lifecycle.services import proposal_create
+from memories.decisions import memory_delete, memory_verify
 from memories.models import Memory, MemoryVersion
-from memories.services import memory_delete, memory_verify
 from organizations.models import Role, User
 from tests.admin.conftest import StaffFactory, form_data, messages_of
 from tests.conftest import MemoryFactory, Tenant

@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 
 from memory_platform.exceptions import AuthenticationFailed
 from organizations.models import ApiToken, Organization, Role
-from organizations.services import principal_for_token
+from organizations.tokens import principal_for_token
 from tests.conftest import Tenant
 
 

@@ -19,7 +19,7 @@ import pytest
 from django.db import connection
 
 from organizations.models import Organization, Role
-from organizations.services import principal_for_token
+from organizations.tokens import principal_for_token
 
 MANAGE_PY = Path(__file__).resolve().parents[2] / "manage.py"
 

@@ -11,7 +11,7 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from organizations.models import ApiToken, Membership, Role, User
-from organizations.services import principal_for_token
+from organizations.tokens import principal_for_token
 from tests.conftest import Tenant
 
 

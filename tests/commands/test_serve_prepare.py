@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 
 from organizations.models import ApiToken, Organization, Role, User
-from organizations.services import principal_for_token
+from organizations.tokens import principal_for_token
 
 TOKEN = re.compile(r"Agent token \(shown once, store it now\): (mp_[0-9a-f]{8}_\S+)")
 LOGIN = re.compile(r"Admin login \(shown once\): admin / (\S+)")

@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from curation import charts
 from curation.selectors import dashboard
+from memories.decisions import memory_delete, memory_lock, memory_verify
 from memories.models import Memory
-from memories.services import memory_delete, memory_lock, memory_verify
 from organizations.models import Role, User
 from organizations.selectors import principal_for_user
 from tests.admin.conftest import StaffFactory

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from knowledge.links import link_create
 from knowledge.models import MemoryLink
-from knowledge.services import link_create
 from memories.models import Memory
 from organizations.principal import Principal
 from tests.admin.conftest import client_as, login, make_staff  # noqa: F401  (fixtures, found by name)

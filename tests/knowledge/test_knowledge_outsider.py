@@ -5,16 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from knowledge.links import link_create, link_remove
 from knowledge.models import Entity, MemoryLink, Triple
 from knowledge.selectors import entity_find, entity_related, links_for_memories, memory_graph, triple_query
-from knowledge.services import (
-    entity_add_alias,
-    entity_resolve,
-    link_create,
-    link_remove,
-    triple_assert,
-    triple_invalidate,
-)
+from knowledge.services import entity_add_alias, entity_resolve, triple_assert, triple_invalidate
 from memories.models import Memory
 from memory_platform.exceptions import NotFound
 from tests.conftest import MemoryFactory, Tenant

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from knowledge.links import link_remove
 from knowledge.selectors import Graph, memory_graph
-from knowledge.services import link_remove
+from memories.decisions import memory_delete
 from memories.models import Memory
-from memories.services import memory_delete
 from memory_platform.exceptions import NotFound, ValidationError
 from tests.conftest import MemoryFactory, Tenant
 from tests.knowledge.conftest import Chain, Link

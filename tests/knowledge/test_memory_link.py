@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from knowledge.links import link_create, link_remove
 from knowledge.models import MemoryLink, RelationType
-from knowledge.services import link_create, link_remove
+from memories.decisions import memory_lock
 from memories.models import Memory
-from memories.services import memory_create, memory_lock
+from memories.services import memory_create
 from memory_platform.exceptions import Locked, NotFound, PermissionDenied, ValidationError
 from organizations.models import AuditEvent
 from organizations.principal import Principal

@@ -13,8 +13,8 @@ from django.utils import timezone
 from lifecycle.consolidation import LOCK_NAMESPACE, consolidation_run
 from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalKind, ProposalState, RunStatus
 from lifecycle.services import proposal_dismiss
+from memories.decisions import memory_lock
 from memories.models import Memory, Status
-from memories.services import memory_lock
 from tests.conftest import MemoryFactory, Tenant
 
 pytestmark = pytest.mark.django_db

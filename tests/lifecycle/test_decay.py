@@ -11,9 +11,9 @@ from lifecycle.decay import decay_run
 from lifecycle.merge import proposal_undo
 from lifecycle.models import ConsolidationProposal, ProposalKind, ProposalState
 from lifecycle.services import proposal_apply, proposal_dismiss
+from memories.decisions import memory_verify
 from memories.models import Memory, MemoryAccess, Status
 from memories.search import SearchParams, memory_search
-from memories.services import memory_verify
 from tests.conftest import MemoryFactory, Tenant
 
 pytestmark = pytest.mark.django_db

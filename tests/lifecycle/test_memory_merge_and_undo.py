@@ -6,12 +6,14 @@ from typing import Any
 
 import pytest
 
+from knowledge.links import link_create
 from knowledge.models import MemoryLink, Triple
-from knowledge.services import link_create, triple_assert
+from knowledge.services import triple_assert
 from lifecycle.merge import choose_survivor, memories_merge, proposal_undo
 from lifecycle.models import ConsolidationProposal, ProposalState
+from memories.decisions import memory_verify
 from memories.models import Memory, MemoryVersion, Status
-from memories.services import memory_update, memory_verify
+from memories.services import memory_update
 from memory_platform.exceptions import Conflict, NotFound, PermissionDenied, ValidationError
 from organizations.models import AuditEvent
 from tests.conftest import MemoryFactory, Tenant

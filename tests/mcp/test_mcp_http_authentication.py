@@ -3,7 +3,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from organizations.services import token_create, token_revoke
+from organizations.tokens import token_create, token_revoke
 from tests.conftest import Tenant
 from tests.mcp.client import McpClient
 from tests.mcp.http import MCP_HEADERS, bearer, body

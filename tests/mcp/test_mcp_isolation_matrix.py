@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
+from knowledge.links import link_create
 from knowledge.models import Entity, MemoryLink, Triple
-from knowledge.services import link_create, triple_assert
+from knowledge.services import triple_assert
 from lifecycle.models import ConsolidationProposal
 from lifecycle.services import proposal_create
 from memories.models import Memory

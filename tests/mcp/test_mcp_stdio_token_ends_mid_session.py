@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from memories.models import Memory
 from organizations.models import ApiToken
-from organizations.services import token_create, token_revoke
+from organizations.tokens import token_create, token_revoke
 from tests.conftest import Tenant
 from tests.mcp.stdio import handshake, read_message, send, tool_call
 

@@ -15,7 +15,8 @@ from memories import batch
 from memories.batch import memory_batch_create
 from memories.embeddings import get_provider
 from memories.models import Memory, MemoryVersion
-from memories.services import WRITABLE_FIELDS, memory_create, memory_snapshot
+from memories.services import WRITABLE_FIELDS, memory_create
+from memories.versions import memory_snapshot
 from memory_platform.exceptions import Conflict, PermissionDenied
 from organizations.models import AuditEvent, Repository
 from tests.conftest import Tenant, spelled_number

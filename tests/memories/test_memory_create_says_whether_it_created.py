@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import uuid
 
-from knowledge.services import entity_get_or_create, link_create, triple_assert
+from knowledge.links import link_create
+from knowledge.services import entity_get_or_create, triple_assert
 from memories.services import memory_create
 from tests.conftest import MemoryFactory, Tenant
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
+from memories.decisions import memory_invalidate, memory_lock
 from memories.models import Memory
 from memories.selectors import memory_list
-from memories.services import memory_invalidate, memory_lock
 from memory_platform.exceptions import Locked, NotFound, ValidationError
 from tests.conftest import MemoryFactory, Tenant
 

@@ -9,9 +9,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from memories.decisions import memory_delete, memory_deprecate
 from memories.models import Memory
 from memories.selectors import MemoryFilters, memory_list
-from memories.services import memory_create, memory_delete, memory_deprecate
+from memories.services import memory_create
 from memory_platform.exceptions import ValidationError
 from organizations.principal import Principal
 from organizations.services import repository_get_or_create

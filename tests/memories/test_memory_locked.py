@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from memories.decisions import memory_delete, memory_lock, memory_set_status, memory_unlock
 from memories.models import Memory, MemoryVersion
 from memories.selectors import memory_get
-from memories.services import (
-    memory_create,
-    memory_delete,
-    memory_lock,
-    memory_set_status,
-    memory_unlock,
-    memory_update,
-)
+from memories.services import memory_create, memory_update
 from memory_platform.exceptions import Conflict, Locked, PermissionDenied
 from tests.conftest import MemoryFactory, Tenant
 

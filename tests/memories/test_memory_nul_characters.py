@@ -10,7 +10,7 @@ from knowledge.services import triple_assert
 from memories.models import Memory
 from memories.services import memory_create
 from memory_platform.exceptions import NotFound, ValidationError
-from organizations.services import token_revoke
+from organizations.tokens import token_revoke
 from tests.conftest import Tenant
 
 BASE = {"scope_type": "organization", "memory_type": "fact", "current_content": "The build runs on Fridays."}

@@ -10,19 +10,18 @@ from typing import Any
 
 import pytest
 
-from memories.models import Memory, MemoryVersion
-from memories.selectors import MemoryFilters, memory_get, memory_get_many, memory_list, memory_versions
-from memories.services import (
-    memory_create,
+from memories.decisions import (
     memory_delete,
     memory_deprecate,
     memory_lock,
     memory_restore,
     memory_set_status,
     memory_unlock,
-    memory_update,
     memory_verify,
 )
+from memories.models import Memory, MemoryVersion
+from memories.selectors import MemoryFilters, memory_get, memory_get_many, memory_list, memory_versions
+from memories.services import memory_create, memory_update
 from memory_platform.exceptions import Conflict, DomainError, NotFound, PermissionDenied, ValidationError
 from organizations.models import AuditEvent
 from organizations.principal import Principal

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from django.conf import settings
 
+from memories.decisions import memory_lock, memory_verify
 from memories.recall import memory_recall
-from memories.services import memory_lock, memory_verify
 from memories.tokens import count_tokens
 from memory_platform.exceptions import ValidationError
 from tests.conftest import MemoryFactory, Tenant

@@ -5,23 +5,22 @@ from __future__ import annotations
 
 import pytest
 
-from memories.models import Memory, MemoryVersion
-from memories.selectors import memory_get, memory_get_many, memory_list
-from memories.services import (
-    memory_create,
+from memories.decisions import (
     memory_delete,
     memory_deprecate,
     memory_lock,
     memory_restore,
     memory_set_status,
     memory_unlock,
-    memory_update,
     memory_verify,
 )
+from memories.models import Memory, MemoryVersion
+from memories.selectors import memory_get, memory_get_many, memory_list
+from memories.services import memory_create, memory_update
 from memory_platform.exceptions import Conflict, NotFound, PermissionDenied, ValidationError
 from organizations.models import Membership, Role, User
 from organizations.principal import Principal
-from organizations.services import principal_for_token, token_create
+from organizations.tokens import principal_for_token, token_create
 from tests.conftest import MemoryFactory, Tenant
 
 ORG_FACT = {

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from memories.decisions import memory_delete, memory_restore, memory_set_status
 from memories.models import Memory, MemoryVersion
 from memories.selectors import MemoryFilters, memory_get, memory_get_many, memory_list, memory_versions
-from memories.services import memory_delete, memory_restore, memory_set_status, memory_update
+from memories.services import memory_update
 from memory_platform.exceptions import Conflict, NotFound, PermissionDenied
 from tests.conftest import MemoryFactory, Tenant
 

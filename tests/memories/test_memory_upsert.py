@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from memories import validation
+from memories.decisions import memory_delete
 from memories.models import Memory, MemoryVersion
-from memories.services import memory_create, memory_delete
+from memories.services import memory_create
 from memory_platform.exceptions import Conflict, ValidationError
 from tests.conftest import MemoryFactory, Tenant
 

@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from memories.decisions import memory_delete, memory_lock, memory_restore, memory_set_status
 from memories.models import Memory, MemoryVersion
 from memories.selectors import memory_versions
-from memories.services import (
-    memory_create,
-    memory_delete,
-    memory_lock,
-    memory_restore,
-    memory_set_status,
-    memory_update,
-)
+from memories.services import memory_create, memory_update
 from memory_platform.exceptions import PermissionDenied
 from organizations.models import AuditEvent
 from tests.conftest import MemoryFactory, Tenant

@@ -7,8 +7,9 @@ import pytest
 
 from memories import workflow
 from memories.admin_decisions import DECISIONS, decisions_for
+from memories.decisions import memory_lock, memory_set_status, memory_verify
 from memories.models import Memory
-from memories.services import memory_lock, memory_set_status, memory_update, memory_verify
+from memories.services import memory_update
 from memory_platform.exceptions import Conflict, ValidationError
 from tests.conftest import MemoryFactory, Tenant
 

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from memory_platform.exceptions import AuthenticationFailed
 from organizations.models import ApiToken, Role
-from organizations.services import principal_for_token, token_create, token_revoke
+from organizations.tokens import principal_for_token, token_create, token_revoke
 from tests.conftest import Tenant
 
 

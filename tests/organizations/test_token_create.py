@@ -6,7 +6,7 @@ import re
 from django.db import connection
 
 from organizations.models import ApiToken, AuditEvent, Membership, Role, User
-from organizations.services import principal_for_token, token_create
+from organizations.tokens import principal_for_token, token_create
 from tests.conftest import Tenant
 
 RAW_TOKEN = re.compile(r"^mp_(?P<prefix>[0-9a-f]{8})_(?P<secret>[A-Za-z0-9_-]{40,})$")

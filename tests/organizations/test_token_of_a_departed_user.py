@@ -7,7 +7,7 @@ import pytest
 
 from memory_platform.exceptions import AuthenticationFailed
 from organizations.models import Membership, Organization, Role, User
-from organizations.services import principal_for_token, token_create
+from organizations.tokens import principal_for_token, token_create
 from tests.conftest import Tenant
 
 

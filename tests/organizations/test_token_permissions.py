@@ -8,7 +8,7 @@ from django.utils import timezone
 from memory_platform.exceptions import NotFound, PermissionDenied, ValidationError
 from organizations.models import ApiToken, Membership, Role, User
 from organizations.principal import Principal
-from organizations.services import principal_for_token, token_create, token_revoke
+from organizations.tokens import principal_for_token, token_create, token_revoke
 from tests.conftest import Tenant
 
 

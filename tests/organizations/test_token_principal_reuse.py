@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from memory_platform.exceptions import AuthenticationFailed
 from organizations.models import ApiToken, Membership, Organization, Role, User
-from organizations.services import principal_for_token, recent_principals, token_create
+from organizations.tokens import principal_for_token, recent_principals, token_create
 from tests.conftest import Tenant
 
 
@@ -89,7 +89,7 @@ def test_a_token_that_expires_while_remembered_is_refused(acme: Tenant, monkeypa
     principal_for_token(issued.raw)
 
     later = expires + timedelta(seconds=1)
-    monkeypatch.setattr("organizations.services.timezone.now", lambda: later)
+    monkeypatch.setattr("organizations.tokens.timezone.now", lambda: later)
 
     with pytest.raises(AuthenticationFailed, match="has expired"):
         principal_for_token(issued.raw)

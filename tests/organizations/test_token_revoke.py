@@ -4,7 +4,7 @@ import pytest
 
 from memory_platform.exceptions import AuthenticationFailed
 from organizations.models import AuditEvent, Role
-from organizations.services import principal_for_token, token_create, token_revoke
+from organizations.tokens import principal_for_token, token_create, token_revoke
 from tests.conftest import Tenant
 
 

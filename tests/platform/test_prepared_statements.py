@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
-from organizations.services import principal_for_token
+from organizations.tokens import principal_for_token
 from tests.conftest import MemoryFactory, Tenant
 from tests.search.conftest import hit_ids, search
 

@@ -17,15 +17,17 @@ import pytest
 from rest_framework.test import APIClient
 
 from code_index import pipeline, services
+from knowledge.links import link_create
 from knowledge.models import Entity, MemoryLink, Triple
-from knowledge.services import link_create, triple_assert
+from knowledge.services import triple_assert
 from lifecycle.merge import memories_merge
 from lifecycle.models import ConsolidationProposal
 from lifecycle.services import proposal_create
+from memories.decisions import memory_delete, memory_deprecate, memory_lock
 from memories.models import Memory
-from memories.services import memory_delete, memory_deprecate, memory_lock
 from organizations.models import Repository
-from organizations.services import repository_get_or_create, token_create
+from organizations.services import repository_get_or_create
+from organizations.tokens import token_create
 from tests.code_index.conftest import python_module, sha, write_tree
 from tests.conftest import MemoryFactory, Tenant
 

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from organizations.models import ApiToken, Membership
-from organizations.services import token_create, token_revoke
+from organizations.tokens import token_create, token_revoke
 from tests.conftest import Tenant
 from tests.rest_api.conftest import API, Api, client_with, error_of
 from tests.rest_api.test_api_role_matrix import ENDPOINTS

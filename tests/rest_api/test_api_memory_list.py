@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from memories.decisions import memory_delete
 from memories.models import Memory
-from memories.services import memory_delete
 from tests.conftest import MemoryFactory, Tenant
 from tests.rest_api.conftest import API, Api, error_of
 

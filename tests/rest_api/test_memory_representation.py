@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from memories.decisions import memory_delete
 from memories.models import Memory
 from memories.public import MEMORY_FIELDS
-from memories.services import memory_delete
 from rest_api.serializers import MemorySerializer, memory_representation
 from tests.conftest import MemoryFactory, Tenant
 

@@ -12,7 +12,7 @@ from memories.models import Memory
 from memories.search import SearchPage, SearchParams, memory_search, search_caches
 from organizations.models import Membership, Role, User
 from organizations.principal import Principal
-from organizations.services import principal_for_token, token_create
+from organizations.tokens import principal_for_token, token_create
 from tests.conftest import Tenant
 
 

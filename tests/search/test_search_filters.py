@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from memories.decisions import memory_delete, memory_deprecate, memory_verify
 from memories.models import Memory
-from memories.services import memory_delete, memory_deprecate, memory_verify
 from memory_platform.exceptions import ValidationError
 from organizations.principal import Principal
 from organizations.services import repository_get_or_create

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
+from memories.decisions import memory_delete, memory_deprecate
 from memories.models import Memory
-from memories.services import memory_create, memory_delete, memory_deprecate
+from memories.services import memory_create
 from memory_platform.exceptions import ValidationError
 from organizations.services import repository_get_or_create
 from tests.conftest import MemoryFactory, Tenant

@@ -11,8 +11,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memories.batch import memory_batch_create
+from memories.decisions import memory_delete
 from memories.search import scope_sizes
-from memories.services import memory_delete
 from tests.conftest import MemoryFactory, Tenant
 from tests.search.conftest import search
 

@@ -10,9 +10,10 @@ from django.urls import reverse
 from code_index.models import CodeChunk
 from knowledge.services import triple_assert
 from lifecycle.services import memories_consolidate
+from memories.decisions import memory_delete
 from memories.embedding_pipeline import embedding_text
 from memories.models import Memory, MemoryVersion
-from memories.services import memory_create, memory_delete, memory_update
+from memories.services import memory_create, memory_update
 from memories.write_policy import write_policy_update
 from memory_platform.exceptions import ValidationError
 from organizations.models import AuditEvent, Membership, Role, User

@@ -10,9 +10,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from memories.decisions import memory_deprecate, memory_invalidate
 from memories.models import Memory
 from memories.recall import memory_recall
-from memories.services import memory_create, memory_deprecate, memory_invalidate
+from memories.services import memory_create
 from organizations.models import Membership, Role, User
 from tests.conftest import Tenant
 from tests.mcp.client import McpClient

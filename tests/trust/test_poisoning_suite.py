@@ -22,7 +22,7 @@ from django.urls import reverse
 from memories.models import RULE_TYPES, Memory
 from memories.services import memory_create
 from organizations.models import AuditEvent, Membership, Role, User
-from organizations.services import token_create
+from organizations.tokens import token_create
 from tests.conftest import Tenant
 from tests.mcp.client import McpClient
 from tests.rest_api.conftest import API, client_with

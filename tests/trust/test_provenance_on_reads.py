@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from memories.services import memory_create, memory_lock, memory_update
+from memories.decisions import memory_lock
+from memories.services import memory_create, memory_update
 from tests.conftest import Tenant
 from tests.mcp.client import McpClient
 from tests.rest_api.conftest import API, client_with

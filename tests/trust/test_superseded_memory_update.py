@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from memories.decisions import memory_invalidate
 from memories.models import Memory
-from memories.services import memory_create, memory_invalidate
+from memories.services import memory_create
 from tests.conftest import Tenant
 from tests.mcp.client import McpClient
 from tests.rest_api.conftest import API, client_with, error_of

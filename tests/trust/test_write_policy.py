@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
+from memories.decisions import memory_verify
 from memories.models import Memory, WritePolicy
-from memories.services import memory_create, memory_update, memory_verify
+from memories.services import memory_create, memory_update
 from memories.write_policy import write_policy_update
 from memory_platform.exceptions import PermissionDenied, ValidationError
 from organizations.models import AuditEvent

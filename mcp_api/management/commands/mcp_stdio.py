@@ -90,7 +90,7 @@ class _Session:
 
         from mcp_api.views import DATABASE_DOWN, UNAUTHORIZED
         from memory_platform.exceptions import DATABASE_UNAVAILABLE, database_unavailable
-        from organizations.services import principal_for_token
+        from organizations.tokens import principal_for_token
 
         if not self.token:
             self.refused_for_good = self.missing

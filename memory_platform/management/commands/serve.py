@@ -20,7 +20,8 @@ from memory_platform.env import env_bool
 from memory_platform.worker import BackgroundWorker
 from organizations.models import Organization, Role, User
 from organizations.principal import Principal
-from organizations.services import organization_create, token_create
+from organizations.services import organization_create
+from organizations.tokens import token_create
 
 DEMO_ORGANIZATION = "demo"
 ADMIN_USERNAME = "admin"

@@ -9,7 +9,8 @@ from memory_platform.exceptions import DomainError
 from organizations.management.commands._output import check_role, domain_error, emit, role_argument
 from organizations.models import Role
 from organizations.principal import Principal
-from organizations.services import organization_create, token_create
+from organizations.services import organization_create
+from organizations.tokens import token_create
 
 
 class Command(BaseCommand):

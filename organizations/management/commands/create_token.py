@@ -16,7 +16,7 @@ from organizations.management.commands._output import (
 )
 from organizations.models import Role, User
 from organizations.principal import Principal
-from organizations.services import token_create
+from organizations.tokens import token_create
 
 
 class Command(BaseCommand):

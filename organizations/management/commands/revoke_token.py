@@ -8,7 +8,7 @@ from memory_platform.exceptions import DomainError
 from organizations.management.commands._output import domain_error
 from organizations.models import ApiToken
 from organizations.principal import Principal
-from organizations.services import token_revoke
+from organizations.tokens import token_revoke
 
 
 class Command(BaseCommand):
