@@ -29,7 +29,8 @@ from lifecycle.services import proposal_apply, proposal_dismiss
 from memories import decisions, validation
 from memories.diff import word_ops
 from memories.hints import Hint, write_hints
-from memories.models import Memory, ScopeType, Status
+from memories.models import Memory, Status
+from memories.selectors import personal_to_others_q
 from memory_platform import reasons
 from memory_platform.exceptions import DomainError
 from organizations.admin_scoping import organizations_for
@@ -55,11 +56,6 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
 # --- what waits --------------------------------------------------------------------------------
 
 
-def _private_to_others(user: User | Any) -> Q:
-    """Other people's personal memories: a curator decides on none of them (nor sees them)."""
-    return Q(scope_type=ScopeType.USER) & ~Q(owner_id=user.pk)
-
-
 def waiting_drafts(user: User | Any, organizations: QuerySet[Organization]) -> QuerySet[Memory]:
     """Unreviewed memories waiting for a curator: every draft, and active ones with review flags.
 
@@ -75,13 +71,13 @@ def waiting_drafts(user: User | Any, organizations: QuerySet[Organization]) -> Q
             waiting, organization__in=organizations, deleted_at__isnull=True, superseded_by__isnull=True
         )
         .exclude(Exists(in_open_proposal))
-        .exclude(_private_to_others(user))
+        .exclude(personal_to_others_q(user))
         .order_by("-importance", "-created_at", "pk")
     )
 
 
 def waiting_proposals(user: User | Any, organizations: QuerySet[Organization]) -> QuerySet[ConsolidationProposal]:
-    private = Memory.objects.filter(organization__in=organizations).filter(_private_to_others(user))
+    private = Memory.objects.filter(organization__in=organizations).filter(personal_to_others_q(user))
     return (
         ConsolidationProposal.objects.filter(organization__in=organizations, state=ProposalState.OPEN)
         .exclude(memories__in=private)

@@ -54,5 +54,5 @@ class InstructionTextAdmin(OrganizationScopedAdmin):
 
 
 @audit_target("instruction_text")
-def _texts(ids: list[str]) -> dict[str, Target]:
+def _texts(ids: list[str], user: Any) -> dict[str, Target]:
     return {key: Target(f"agent text {key}") for key in ids}

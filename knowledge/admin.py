@@ -4,12 +4,15 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 
 from knowledge.models import Entity, EntityAlias, MemoryLink, Predicate, Triple
 from memories.admin import MemoryAdmin
 from memories.admin_parts import MemoryPartInline
+from memories.models import Memory
+from memories.selectors import memories_personal_to_others
 from organizations.admin_audit import Target, admin_url, audit_target, integer_ids
 from organizations.admin_scoping import OrganizationScopedAdmin, ReadOnlyInline
 from organizations.models import Role
@@ -170,6 +173,13 @@ class TripleAdmin(OrganizationScopedAdmin):
     list_select_related = ["subject", "object"]
     date_hierarchy = "valid_from"
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Triple]:
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        # A fact learned from someone else's personal memory stays with that memory.
+        return queryset.exclude(memory__in=memories_personal_to_others(request.user))
+
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # facts change by assertion and invalidation, which keep the history
 
@@ -190,6 +200,9 @@ class MemoryLinkAdmin(OrganizationScopedAdmin):
     list_filter = ["organization", "relation_type"]
     list_select_related = ["source", "target"]
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[MemoryLink]:
+        return _links_seen_by(request, super().get_queryset(request))
+
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
@@ -197,8 +210,19 @@ class MemoryLinkAdmin(OrganizationScopedAdmin):
         return False
 
 
+def _links_seen_by(request: HttpRequest, links: QuerySet[MemoryLink]) -> QuerySet[MemoryLink]:
+    """Links whose ends the person may read: none to or from someone else's personal memory."""
+    if request.user.is_superuser:
+        return links
+    private = memories_personal_to_others(request.user)
+    return links.exclude(source__in=private).exclude(target__in=private)
+
+
 class OutgoingLinkInline(MemoryPartInline):
     """Links from this memory (the knowledge graph around it)."""
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[MemoryLink]:
+        return _links_seen_by(request, super().get_queryset(request))
 
     model = MemoryLink
     fk_name = "source"
@@ -230,23 +254,37 @@ MemoryAdmin.inlines = [*MemoryAdmin.inlines, OutgoingLinkInline, IncomingLinkInl
 
 
 @audit_target("triple")
-def _facts(ids: list[str]) -> dict[str, Target]:
+def _facts(ids: list[str], user: Any) -> dict[str, Target]:
     found = Triple.objects.filter(pk__in=integer_ids(ids)).select_related("subject", "object")
+    hidden = set() if user.is_superuser else set(
+        found.filter(memory__in=memories_personal_to_others(user)).values_list("pk", flat=True)
+    )  # fmt: skip
     return {
         str(t.pk): Target(
-            f"fact: {t.subject.name} {t.predicate} {t.object.name}", admin_url("admin:knowledge_triple_change", t.pk)
+            f"fact: {t.subject.name} {t.predicate} {t.object.name}",
+            None if t.pk in hidden else admin_url("admin:knowledge_triple_change", t.pk),
         )
         for t in found
     }
 
 
 @audit_target("memory_link")
-def _links(ids: list[str]) -> dict[str, Target]:
-    found = MemoryLink.objects.filter(pk__in=integer_ids(ids)).select_related("source", "target")
+def _links(ids: list[str], user: Any) -> dict[str, Target]:
+    found = list(MemoryLink.objects.filter(pk__in=integer_ids(ids)).select_related("source", "target"))
+    ends = [pk for link in found for pk in (link.source_id, link.target_id)]
+    private = set() if user.is_superuser else set(
+        memories_personal_to_others(user).filter(pk__in=ends).values_list("pk", flat=True)
+    )  # fmt: skip
+
+    def title(memory: Memory) -> str:
+        return "someone's personal memory" if memory.pk in private else memory.title
+
     return {
         str(link.pk): Target(
-            f"link: {link.source.title} → {link.relation_type} → {link.target.title}",
-            admin_url("admin:knowledge_memorylink_change", link.pk),
+            f"link: {title(link.source)} → {link.relation_type} → {title(link.target)}",
+            None
+            if {link.source_id, link.target_id} & private
+            else admin_url("admin:knowledge_memorylink_change", link.pk),
         )
         for link in found
     }

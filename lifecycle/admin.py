@@ -21,7 +21,8 @@ from django.utils.timesince import timesince
 from lifecycle.merge import REASON_MAX, proposal_undo
 from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalState
 from lifecycle.services import proposal_apply, proposal_dismiss
-from memories.models import Memory, ScopeType
+from memories.models import Memory
+from memories.selectors import memories_personal_to_others
 from memory_platform.exceptions import DomainError
 from memory_platform.reasons import confirmation
 from memory_platform.timefmt import iso
@@ -53,8 +54,7 @@ class ConsolidationProposalAdmin(OrganizationScopedAdmin):
         if request.user.is_superuser:
             return queryset
         # A proposal naming someone else's personal memory is not shown at all.
-        private = Memory.objects.filter(scope_type=ScopeType.USER).exclude(owner_id=request.user.pk)
-        return queryset.exclude(memories__in=private)
+        return queryset.exclude(memories__in=memories_personal_to_others(request.user))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -194,11 +194,19 @@ class LifecycleRunAdmin(OrganizationScopedAdmin):
 
 
 @audit_target("consolidation_proposal")
-def _proposals(ids: list[str]) -> dict[str, Target]:
-    found = ConsolidationProposal.objects.filter(pk__in=uuid_ids(ids)).prefetch_related("memories")
+def _proposals(ids: list[str], user: Any) -> dict[str, Target]:
+    found = list(ConsolidationProposal.objects.filter(pk__in=uuid_ids(ids)).prefetch_related("memories"))
+    members = [memory.pk for proposal in found for memory in proposal.memories.all()]
+    private = set() if user.is_superuser else set(
+        memories_personal_to_others(user).filter(pk__in=members).values_list("pk", flat=True)
+    )  # fmt: skip
+
+    def title(memory: Memory) -> str:
+        return "someone's personal memory" if memory.pk in private else memory.title
+
     return {
         str(p.pk): Target(
-            f"{p.get_kind_display().lower()} proposal: {' / '.join(m.title for m in _survivor_first(p))}",
+            f"{p.get_kind_display().lower()} proposal: {' / '.join(title(m) for m in _survivor_first(p))}",
             admin_url("admin:lifecycle_consolidationproposal_change", p.pk),
         )
         for p in found

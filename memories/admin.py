@@ -9,7 +9,7 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import display_for_value
 from django.contrib.admin.views.main import SEARCH_VAR
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
@@ -26,7 +26,8 @@ from memories.admin_parts import (
     ShownFilter,
 )
 from memories.admin_search import MeaningSearch
-from memories.models import IMPORTANCE_MAX, Memory, ScopeType
+from memories.models import IMPORTANCE_MAX, Memory
+from memories.selectors import personal_to_others_q
 from memories.trust import is_pinned, review_payload
 from organizations.admin_audit import Target, admin_url, audit_target, uuid_ids
 from organizations.admin_scoping import OrganizationScopedAdmin, organizations_for
@@ -78,7 +79,7 @@ class MemoryAdmin(MeaningSearch, OrganizationScopedAdmin):
         if request.user.is_superuser:
             return queryset
         # Personal (user-scope) memories stay personal, even to curators.
-        return queryset.exclude(Q(scope_type=ScopeType.USER) & ~Q(owner=request.user))
+        return queryset.exclude(personal_to_others_q(request.user))
 
     # --- the list -------------------------------------------------------------------------------
 
@@ -323,9 +324,16 @@ class MemoryAdmin(MeaningSearch, OrganizationScopedAdmin):
 
 
 @audit_target("memory")
-def _memories(ids: list[str]) -> dict[str, Target]:
-    found = Memory.objects.filter(pk__in=uuid_ids(ids)).values_list("pk", "title")
-    return {str(pk): Target(title, admin_url("admin:memories_memory_change", pk)) for pk, title in found}
+def _memories(ids: list[str], user: Any) -> dict[str, Target]:
+    found = Memory.objects.filter(pk__in=uuid_ids(ids))
+    private = (
+        set(found.filter(personal_to_others_q(user)).values_list("pk", flat=True)) if not user.is_superuser else set()
+    )
+    return {
+        str(pk): Target("someone's personal memory") if pk in private
+        else Target(title, admin_url("admin:memories_memory_change", pk))
+        for pk, title in found.values_list("pk", "title")
+    }  # fmt: skip
 
 
 # The write policy's page registers itself (memories/admin_policy.py).

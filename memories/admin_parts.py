@@ -13,6 +13,7 @@ from django.http import HttpRequest
 
 from memories import services
 from memories.models import Memory, MemoryVersion, Status
+from memories.selectors import memories_personal_to_others
 from memory_platform import reasons
 from memory_platform.exceptions import DomainError
 from organizations.admin_scoping import ReadOnlyInline
@@ -47,6 +48,13 @@ class MemoryPartInline(ReadOnlyInline):
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Part of the memory: whoever may see the memory sees it.
         return self.admin_site.get_model_admin(Memory).has_view_permission(request, obj)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        # Only ever shown under a memory the person may read; and never a part of one they may not.
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        return queryset.exclude(**{f"{self.fk_name or 'memory'}__in": memories_personal_to_others(request.user)})
 
 
 class MemoryVersionInline(MemoryPartInline):

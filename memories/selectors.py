@@ -24,6 +24,23 @@ from organizations.principal import Principal
 from organizations.selectors import STATUS_REPOSITORIES_SHOWN, repository_list, repository_named
 
 
+def personal_to_others_q(user: Any) -> Q:
+    """Other people's personal (user-scope) memories, which nobody but their owner reads: not the
+    organization's other members, nor its curators and admins. The one rule every list applies
+    across organizations (the admin, the review queue); memory_visibility_q states it for one
+    principal in the form the search plans best (tests/admin prove the two agree)."""
+    personal = Q(scope_type=ScopeType.USER)
+    if user is None or getattr(user, "pk", None) is None:
+        return personal
+    return personal & ~Q(owner_id=user.pk)
+
+
+def memories_personal_to_others(user: Any) -> QuerySet[Memory]:
+    """personal_to_others_q as a queryset, to leave out what points at such memories
+    (``links.exclude(source__in=memories_personal_to_others(user))``)."""
+    return Memory.objects.filter(personal_to_others_q(user))
+
+
 def memory_visibility_q(principal: Principal) -> Q:
     in_org = Q(organization=principal.organization)
     visible = Q(scope_type=ScopeType.SYSTEM) | (

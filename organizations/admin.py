@@ -144,7 +144,7 @@ admin.site.register(AuditEvent, AuditEventAdmin)
 
 
 @audit_target("membership")
-def _memberships(ids: list[str]) -> dict[str, Target]:
+def _memberships(ids: list[str], user: Any) -> dict[str, Target]:
     found = Membership.objects.filter(pk__in=integer_ids(ids)).select_related("user", "organization")
     return {
         str(m.pk): Target(
@@ -155,7 +155,7 @@ def _memberships(ids: list[str]) -> dict[str, Target]:
 
 
 @audit_target("api_token")
-def _tokens(ids: list[str]) -> dict[str, Target]:
+def _tokens(ids: list[str], user: Any) -> dict[str, Target]:
     found = ApiToken.objects.filter(prefix__in=ids)
     return {
         t.prefix: Target(
@@ -166,13 +166,13 @@ def _tokens(ids: list[str]) -> dict[str, Target]:
 
 
 @audit_target("user")
-def _users(ids: list[str]) -> dict[str, Target]:
+def _users(ids: list[str], user: Any) -> dict[str, Target]:
     # A user's page is for platform administrators; the name is for everyone.
     return {str(u.pk): Target(f"user {u.get_username()}") for u in User.objects.filter(pk__in=integer_ids(ids))}
 
 
 @audit_target("repository")
-def _repositories(ids: list[str]) -> dict[str, Target]:
+def _repositories(ids: list[str], user: Any) -> dict[str, Target]:
     found = Repository.objects.filter(pk__in=integer_ids(ids))
     return {
         str(r.pk): Target(f"repository {r.slug}", admin_url("admin:organizations_repository_change", r.pk))
@@ -181,7 +181,7 @@ def _repositories(ids: list[str]) -> dict[str, Target]:
 
 
 @audit_target("organization")
-def _organizations(ids: list[str]) -> dict[str, Target]:
+def _organizations(ids: list[str], user: Any) -> dict[str, Target]:
     found = Organization.objects.filter(pk__in=integer_ids(ids))
     return {
         str(o.pk): Target(f"organization {o.slug}", admin_url("admin:organizations_organization_change", o.pk))

@@ -29,7 +29,9 @@ from organizations.models import AuditEvent, Role
 
 # What each kind of audited object is called and where its page is: registered by the app that owns
 # the kind (``audit_target``), so this module names no other app's models.
-TargetResolver = Callable[[list[str]], dict[str, "Target"]]
+# (target ids, the person looking) -> names and links: a kind may name less to some people (another
+# person's personal memory is "someone's personal memory" to everyone else).
+TargetResolver = Callable[[list[str], Any], dict[str, "Target"]]
 _RESOLVERS: dict[str, TargetResolver] = {}
 
 
@@ -69,7 +71,7 @@ def uuid_ids(ids: list[str]) -> list[uuid.UUID]:
     return parsed
 
 
-def resolve_targets(events: list[AuditEvent]) -> None:
+def resolve_targets(events: list[AuditEvent], user: Any) -> None:
     """Give each event of a page its ``target_object``: the object's name and link, or None when
     the object is gone (the event's own data still names it)."""
     by_type: dict[str, set[str]] = {}
@@ -79,7 +81,7 @@ def resolve_targets(events: list[AuditEvent]) -> None:
     for target_type, ids in by_type.items():
         resolver = _RESOLVERS.get(target_type)
         if resolver is not None:
-            for target_id, target in resolver(sorted(ids)).items():
+            for target_id, target in resolver(sorted(ids), user).items():
                 found[(target_type, target_id)] = target
     for event in events:
         event.target_object = found.get((event.target_type, event.target_id))  # type: ignore[attr-defined]
@@ -199,7 +201,7 @@ class AuditEventAdmin(OrganizationScopedAdmin):
     def get_changelist_instance(self, request: HttpRequest) -> Any:
         changelist = super().get_changelist_instance(request)
         changelist.result_list = list(changelist.result_list)
-        resolve_targets(changelist.result_list)
+        resolve_targets(changelist.result_list, request.user)
         return changelist
 
     @staticmethod
