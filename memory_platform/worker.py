@@ -166,35 +166,37 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def die_with(parent_pid: int) -> None:
-    """Ask Linux to SIGTERM this process when ``parent_pid``, its parent, dies (even by SIGKILL).
+def die_with(parent_pid: int, sig: signal.Signals = signal.SIGTERM) -> None:
+    """Ask Linux to send this process ``sig`` when ``parent_pid``, its parent, dies (even by SIGKILL).
 
-    For children started by a library (uvicorn's web workers) rather than by us with a hook. A
+    For children started by a library (granian's web workers) rather than by us with a hook. A
     child whose parent is already gone (it died while the child started) is ended at once."""
-    hook = _die_with_parent()
+    hook = _die_with_parent(sig)
     if hook is None or os.getpid() == parent_pid:  # not a child: the parent process itself
         return
     hook()
     if os.getppid() != parent_pid:
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), sig)
 
 
 def die_with_server() -> None:
     """In a web process a server started (granian's or uvicorn's workers): end with that server,
-    however it ends. Killed outright, a server cannot stop its web processes itself."""
+    however it ends. Killed outright, a server cannot stop its web processes itself, so Linux kills
+    them: at once, as the server was. (A SIGTERM would ask for a graceful stop, and a web process
+    orphaned mid-shutdown was seen to hang in it, holding its port, for more than 30 s.)"""
     server = multiprocessing.parent_process()
     if server is not None and server.pid is not None:
-        die_with(server.pid)
+        die_with(server.pid, signal.SIGKILL)
 
 
-def _die_with_parent() -> Callable[[], None] | None:
-    """A pre-exec hook asking Linux to SIGTERM the child when its parent dies, even by SIGKILL."""
+def _die_with_parent(sig: signal.Signals = signal.SIGTERM) -> Callable[[], None] | None:
+    """A pre-exec hook asking Linux to send the child ``sig`` when its parent dies, even by SIGKILL."""
     if not sys.platform.startswith("linux"):
         return None
     libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
 
     def hook() -> None:
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        libc.prctl(_PR_SET_PDEATHSIG, sig)
 
     return hook
 
