@@ -50,7 +50,6 @@ class BatchEntryResult:
 _BATCH_ENTRY_CONTROL = ("id", "idempotency_key", "create_repository")
 
 
-@transaction.atomic
 def memory_batch_create(
     *, principal: Principal, entries: Sequence[Mapping[str, object]], organization: str | None = None
 ) -> list[BatchEntryResult]:
@@ -60,6 +59,8 @@ def memory_batch_create(
     (and optionally the ``organization``) beside the fields.
 
     A bad entry does not stop the others: the result lists, per entry, the memory or the error.
+    Memories are written a chunk per transaction (each whole: row, version, audit event), and no
+    transaction is open while the model embeds.
     """
     principal.check_organization(organization)
     check_can_write(principal)
@@ -100,30 +101,30 @@ def memory_batch_create(
     try:
         if bulk:
             created: dict[int, Memory] = {}
-            try:
-                with transaction.atomic():
-                    repositories = _batch_repositories(principal, bulk, results)
-                    for number, chunk in enumerate(chunks):
-                        vector_for.update(embedding[number]())
-                        created.update(
-                            _bulk_insert(
-                                principal,
-                                chunk,
-                                vector_for,
-                                repositories=repositories,
-                                results=results,
-                                batch_time=batch_time,
-                            )
-                        )
-            except IntegrityError:
-                # A concurrent writer took one of the ids or idempotency keys meanwhile: write
-                # these one by one, where memory_create answers such races.
-                for item in bulk:
-                    results.pop(item.index, None)
-                one_by_one = sorted([*one_by_one, *(item.index for item in bulk)])
-            else:
-                results.update({index: BatchEntryResult(index=index, memory=m) for index, m in created.items()})
-                inserted = set(created)
+            with transaction.atomic():
+                repositories = _batch_repositories(principal, bulk, results)
+            retried: list[int] = []
+            for number, chunk in enumerate(chunks):
+                vector_for.update(embedding[number]())  # waited for outside any transaction
+                try:
+                    # A transaction per chunk: none stays open (nor holds its rows) while the model
+                    # embeds the next chunk; each memory is whole (row, version, audit event) in one.
+                    with transaction.atomic():
+                        written = _bulk_insert(
+                            principal, chunk, vector_for, repositories=repositories, results=results,
+                            batch_time=batch_time,
+                        )  # fmt: skip
+                except IntegrityError:
+                    # A concurrent writer took one of the chunk's ids or idempotency keys meanwhile:
+                    # write these one by one, where memory_create answers such races.
+                    for item in chunk:
+                        results.pop(item.index, None)
+                    retried += [item.index for item in chunk]
+                else:
+                    created.update(written)
+            one_by_one = sorted([*one_by_one, *retried])
+            results.update({index: BatchEntryResult(index=index, memory=m) for index, m in created.items()})
+            inserted = set(created)
     finally:
         for vectors in embedding:  # all of them, also when a write failed: nothing left running
             vector_for.update(vectors())

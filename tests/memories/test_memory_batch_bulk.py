@@ -232,3 +232,31 @@ def test_a_key_taken_concurrently_falls_back_to_one_by_one(
     for memory in Memory.objects.filter(organization=acme.organization):
         assert MemoryVersion.objects.filter(memory=memory).count() == 1
         assert AuditEvent.objects.filter(target_type="memory", target_id=str(memory.pk)).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_no_transaction_is_open_while_the_batch_waits_for_the_model(
+    acme: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each chunk is written in its own transaction: none is held while the next chunk is embedded."""
+    embed_later = batch._embed_later
+    in_transaction: list[bool] = []
+
+    def watched(texts: Any, indices: list[int]) -> Any:
+        vectors = embed_later(texts, indices)
+
+        def wait() -> Any:
+            in_transaction.append(connection.in_atomic_block)
+            return vectors()
+
+        return wait
+
+    monkeypatch.setattr(batch, "_embed_later", watched)
+    entries = [_entry(f"Runbook step {spelled_number(n)} is checked twice.") for n in range(40)]
+
+    results = memory_batch_create(principal=acme.agent, entries=entries)
+
+    assert all(r.ok for r in results)
+    assert len(in_transaction) >= 3  # several chunks, and the (empty) one-by-one stage
+    assert not any(in_transaction)
+    assert Memory.objects.filter(organization=acme.organization).count() == 40
