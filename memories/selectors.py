@@ -276,34 +276,24 @@ def memory_version_counts(memory_ids: list[Any]) -> dict[Any, int]:
 
 def memory_status_report(principal: Principal) -> dict[str, Any]:
     """Health and counts as the principal sees them (for status tools and pages)."""
-    from django.db import connection
     from django.db.models import Count
 
-    from memories.embeddings import get_provider
+    from memories.health import platform_health
     from memories.models import EmbeddingStatus
-    from memory_platform import heartbeat
 
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT current_setting('server_version'), (SELECT extversion FROM pg_extension WHERE extname = 'vector')"
-        )
-        server_version, pgvector_version = cursor.fetchone()
+    health = platform_health()
     visible = memory_visible_queryset(principal)
     by_status = dict(visible.values_list("status").annotate(n=Count("id")).order_by())
     by_type = dict(visible.values_list("memory_type").annotate(n=Count("id")).order_by())
     pending = visible.filter(embedding_status=EmbeddingStatus.PENDING).count()
-    provider = get_provider()
-    worker = heartbeat.liveness()
     return {
-        "status": heartbeat.status(
-            database_ok=bool(pgvector_version) and provider.state.value != "error", worker=worker
-        ),
+        "status": health.status,
         "organization": principal.organization.slug,
         "role": principal.role,
         "principal": principal.label,
-        "database": {"ok": True, "version": server_version, "pgvector": pgvector_version},
-        "embedding": {**provider.describe(), "pending_memories": pending},
-        "worker": worker,
+        "database": {"ok": True, "version": health.server_version, "pgvector": health.pgvector_version},
+        "embedding": {**health.embedding, "pending_memories": pending},
+        "worker": health.worker,
         "memories": {"total": sum(by_status.values()), "by_status": by_status, "by_type": by_type},
         "repositories": list(repository_list(principal).values_list("slug", flat=True)[:STATUS_REPOSITORIES_SHOWN]),
     }

@@ -1,14 +1,20 @@
 from __future__ import annotations
 
+import contextlib
+import socket
 from datetime import timedelta
 
 import pytest
 from django.test import Client, override_settings
 from django.utils import timezone
 
+from memories.embeddings import EmbeddingError, get_provider, reset_provider
+from memories.embeddings.http import OpenAICompatibleProvider
 from memories.models import Memory
+from memories.selectors import memory_status_report
 from memory_platform import heartbeat
 from memory_platform.models import Heartbeat
+from tests.conftest import Tenant
 
 
 @pytest.mark.django_db
@@ -101,3 +107,28 @@ def test_a_worker_that_never_beats_after_its_start_is_degraded_in_time(client: C
     body = client.get("/healthz").json()
 
     assert body["status"] == "degraded" and body["worker"]["problem"] == "no heartbeat yet: is a worker running?"
+
+
+@pytest.mark.django_db
+def test_healthz_and_the_status_call_a_failing_embedding_provider_degraded_alike(client: Client, acme: Tenant) -> None:
+    heartbeat.beat(), heartbeat.beat(heartbeat.BEAT)  # a worker and beat are alive
+    with socket.socket() as probe:  # a port nothing listens on: an embedding service that is down
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    down = OpenAICompatibleProvider(
+        base_url=f"http://127.0.0.1:{port}/v1", model="unreachable-model", api_key="", dimensions=384, timeout=2
+    )
+    installed = get_provider()
+    reset_provider(down)
+    try:
+        assert client.get("/healthz").json()["status"] == "ok"
+        with contextlib.suppress(EmbeddingError):
+            down.embed(["a memory to embed"])
+
+        health = client.get("/healthz").json()
+        status = memory_status_report(acme.agent)
+
+        assert health["status"] == status["status"] == "degraded"
+        assert health["embedding"]["state"] == status["embedding"]["state"] == "error"
+    finally:
+        reset_provider(installed)
