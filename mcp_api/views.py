@@ -30,7 +30,7 @@ from memory_platform.exceptions import (
 )
 from memory_platform.json_input import JsonInputError
 from memory_platform.throttling import retry_after
-from organizations.tokens import principal_for_token
+from organizations.tokens import BEARER_HINT, bearer_token, principal_for_token
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -94,17 +94,16 @@ def _mcp_endpoint(request: HttpRequest) -> HttpResponse:  # noqa: PLR0911 - one 
     if (length and length.isdigit() and int(length) > limit) or len(request.body) > limit:
         return _error(413, INVALID_REQUEST, f"request body is larger than {limit} bytes; send smaller batches")
 
-    header = request.headers.get("Authorization", "")
-    scheme, _, credential = header.partition(" ")
-    if scheme.lower() != "bearer" or not credential.strip():
-        return _error(
-            401,
-            UNAUTHORIZED,
-            "missing bearer token: send 'Authorization: Bearer <token>'",
-            WWW_Authenticate='Bearer realm="memory-platform"',
-        )
     try:
-        principal = principal_for_token(credential.strip())
+        credential = bearer_token(request.headers.get("Authorization", ""))
+        if credential is None:
+            return _error(
+                401,
+                UNAUTHORIZED,
+                f"missing bearer token: {BEARER_HINT}",
+                WWW_Authenticate='Bearer realm="memory-platform"',
+            )
+        principal = principal_for_token(credential)
     except AuthenticationFailed as error:
         return _error(401, UNAUTHORIZED, error.message, WWW_Authenticate=_bearer_challenge(error.message))
 

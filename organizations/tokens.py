@@ -140,6 +140,23 @@ WHERE t.prefix = %s
 """  # noqa: S105 - SQL, not a password
 
 
+BEARER_HINT = "send 'Authorization: Bearer <token>'"
+
+
+def bearer_token(header: str) -> str | None:
+    """The token of an ``Authorization`` header (``Bearer <token>``), for every interface; None when
+    there is no header. Another scheme, or an empty credential, raises AuthenticationFailed saying
+    what to send."""
+    scheme, _, credential = header.strip().partition(" ")
+    if not scheme:
+        return None
+    if scheme.lower() != "bearer":
+        raise AuthenticationFailed(f"unsupported authorization scheme '{scheme}'; {BEARER_HINT}")
+    if not credential.strip():
+        raise AuthenticationFailed(f"the Bearer credential is empty; {BEARER_HINT}")
+    return credential.strip()
+
+
 def principal_for_token(raw_token: str) -> Principal:
     """Authenticate a bearer token. Every failure says what is wrong without saying what exists."""
     raw_token = raw_token.strip()

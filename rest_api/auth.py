@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from memory_platform.exceptions import DomainError
 from organizations.principal import Principal
 from organizations.selectors import organization_by_slug, organizations_of_user, principal_for_user
-from organizations.tokens import principal_for_token
+from organizations.tokens import bearer_token, principal_for_token
 
 ORGANIZATION_HEADER = "X-Organization"
 
@@ -26,18 +26,10 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate(self, request: Request) -> tuple[Any, Principal] | None:
         header = authentication.get_authorization_header(request).decode("latin-1")
-        if not header:
-            return None
-        scheme, _, credential = header.partition(" ")
-        if scheme.lower() != self.keyword.lower():
-            raise exceptions.AuthenticationFailed(
-                f"unsupported authorization scheme '{scheme}'; send 'Authorization: Bearer <token>'"
-            )
-        if not credential.strip():
-            raise exceptions.AuthenticationFailed(
-                "the Bearer credential is empty; send 'Authorization: Bearer <token>'"
-            )
         try:
+            credential = bearer_token(header)
+            if credential is None:
+                return None
             principal = principal_for_token(credential)
         except DomainError as error:
             raise exceptions.AuthenticationFailed(error.message) from error

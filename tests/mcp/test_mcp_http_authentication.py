@@ -25,10 +25,19 @@ def test_a_request_without_a_token_gets_a_bearer_challenge(mcp_url: str) -> None
     assert "bearer token" in message
 
 
-def test_another_scheme_is_not_a_token(mcp_url: str) -> None:
-    headers = MCP_HEADERS | {"Authorization": "Basic dXNlcjpwYXNz"}
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        ("Basic dXNlcjpwYXNz", "unsupported authorization scheme 'Basic'; send 'Authorization: Bearer <token>'"),
+        ("Bearer", "the Bearer credential is empty; send 'Authorization: Bearer <token>'"),
+    ],
+)
+def test_another_scheme_or_no_credential_is_explained_as_rest_explains_it(
+    mcp_url: str, header: str, message: str
+) -> None:
+    headers = MCP_HEADERS | {"Authorization": header}
 
-    assert_unauthorized(httpx.post(mcp_url, headers=headers, content=body(), timeout=10))
+    assert assert_unauthorized(httpx.post(mcp_url, headers=headers, content=body(), timeout=10)) == message
 
 
 @pytest.mark.django_db(transaction=True)
