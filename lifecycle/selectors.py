@@ -13,7 +13,7 @@ from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalKind, 
 from memories import validation
 from memories.hints import write_hints
 from memories.models import Memory
-from memories.selectors import memory_visibility_q, memory_visible_queryset
+from memories.selectors import memory_status_report, memory_visibility_q, memory_visible_queryset
 from memories.similarity import alive
 from memory_platform.exceptions import NotFound, ValidationError
 from memory_platform.pagination import (
@@ -94,6 +94,12 @@ def lifecycle_report(principal: Principal) -> dict[str, Any]:
                 "counts": run.counts,
             }
     return {"open_proposals": open_by_kind, "last_runs": last_runs}
+
+
+def platform_status(principal: Principal) -> dict[str, Any]:
+    """What platform-status and GET /api/v1/status/ both answer: the caller, the platform's health,
+    the memories it sees (memories.selectors.memory_status_report) and the workers' proposals and runs."""
+    return {**memory_status_report(principal), "lifecycle": lifecycle_report(principal)}
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lifecycle.selectors import lifecycle_report
+from lifecycle import selectors
 from mcp_api.server import tool
-from memories.selectors import memory_status_report
 from organizations.principal import Principal
 
 
@@ -21,4 +20,4 @@ from organizations.principal import Principal
     read_only=True,
 )
 def platform_status(principal: Principal) -> dict[str, Any]:
-    return {**memory_status_report(principal), "lifecycle": lifecycle_report(principal)}
+    return selectors.platform_status(principal)

@@ -12,8 +12,7 @@ from rest_framework.response import Response
 from instructions.models import InstructionKey
 from instructions.selectors import instruction_text_get, instruction_text_list
 from instructions.services import instruction_text_reset, instruction_text_set
-from lifecycle.selectors import lifecycle_report
-from memories.selectors import memory_status_report
+from lifecycle.selectors import platform_status
 from memories.write_policy import write_policy_get, write_policy_update, write_policy_values
 from organizations import selectors, services, tokens
 from rest_api import serializers as s
@@ -170,7 +169,7 @@ class StatusView(ApiView):
         responses={200: s.StatusSerializer},
     )
     def get(self, request: Request) -> Response:
-        return Response({**memory_status_report(self.principal), "lifecycle": lifecycle_report(self.principal)})
+        return Response(platform_status(self.principal))
 
 
 class WritePolicyView(ApiView):

@@ -267,7 +267,7 @@ def test_unexpected_failure_is_a_json_500_without_internals(api: Api, monkeypatc
         raise RuntimeError("secret internal detail")
 
     # The failure is injected below the view; the handler that answers for it is under test.
-    monkeypatch.setattr("rest_api.views.organization.memory_status_report", broken)
+    monkeypatch.setattr("rest_api.views.organization.platform_status", broken)
 
     response = api("reader").get(f"{API}/status/")
 
