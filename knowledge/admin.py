@@ -10,8 +10,7 @@ from django.http import HttpRequest
 
 from knowledge.models import Entity, EntityAlias, MemoryLink, Predicate, Triple
 from memories.admin import MemoryAdmin
-from memories.admin_parts import MemoryPartInline
-from memories.models import Memory
+from memories.admin_parts import MemoryPartInline, hidden_from, memory_label
 from memories.selectors import memories_personal_to_others
 from organizations.admin_audit import Target, admin_url, audit_target, integer_ids
 from organizations.admin_scoping import OrganizationScopedAdmin, ReadOnlyInline
@@ -255,14 +254,12 @@ MemoryAdmin.inlines = [*MemoryAdmin.inlines, OutgoingLinkInline, IncomingLinkInl
 
 @audit_target("triple")
 def _facts(ids: list[str], user: Any) -> dict[str, Target]:
-    found = Triple.objects.filter(pk__in=integer_ids(ids)).select_related("subject", "object")
-    hidden = set() if user.is_superuser else set(
-        found.filter(memory__in=memories_personal_to_others(user)).values_list("pk", flat=True)
-    )  # fmt: skip
+    found = list(Triple.objects.filter(pk__in=integer_ids(ids)).select_related("subject", "object"))
+    hidden = hidden_from(user, [t.memory_id for t in found if t.memory_id])
     return {
         str(t.pk): Target(
             f"fact: {t.subject.name} {t.predicate} {t.object.name}",
-            None if t.pk in hidden else admin_url("admin:knowledge_triple_change", t.pk),
+            None if t.memory_id in hidden else admin_url("admin:knowledge_triple_change", t.pk),
         )
         for t in found
     }
@@ -272,18 +269,12 @@ def _facts(ids: list[str], user: Any) -> dict[str, Target]:
 def _links(ids: list[str], user: Any) -> dict[str, Target]:
     found = list(MemoryLink.objects.filter(pk__in=integer_ids(ids)).select_related("source", "target"))
     ends = [pk for link in found for pk in (link.source_id, link.target_id)]
-    private = set() if user.is_superuser else set(
-        memories_personal_to_others(user).filter(pk__in=ends).values_list("pk", flat=True)
-    )  # fmt: skip
-
-    def title(memory: Memory) -> str:
-        return "someone's personal memory" if memory.pk in private else memory.title
-
+    hidden = hidden_from(user, ends)
     return {
         str(link.pk): Target(
-            f"link: {title(link.source)} → {link.relation_type} → {title(link.target)}",
+            f"link: {memory_label(link.source, hidden)} → {link.relation_type} → {memory_label(link.target, hidden)}",
             None
-            if {link.source_id, link.target_id} & private
+            if {link.source_id, link.target_id} & hidden
             else admin_url("admin:knowledge_memorylink_change", link.pk),
         )
         for link in found

@@ -21,6 +21,7 @@ from django.utils.timesince import timesince
 from lifecycle.merge import REASON_MAX, proposal_undo
 from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalState
 from lifecycle.services import proposal_apply, proposal_dismiss
+from memories.admin_parts import hidden_from, memory_label
 from memories.models import Memory
 from memories.selectors import memories_personal_to_others
 from memory_platform.exceptions import DomainError
@@ -197,16 +198,11 @@ class LifecycleRunAdmin(OrganizationScopedAdmin):
 def _proposals(ids: list[str], user: Any) -> dict[str, Target]:
     found = list(ConsolidationProposal.objects.filter(pk__in=uuid_ids(ids)).prefetch_related("memories"))
     members = [memory.pk for proposal in found for memory in proposal.memories.all()]
-    private = set() if user.is_superuser else set(
-        memories_personal_to_others(user).filter(pk__in=members).values_list("pk", flat=True)
-    )  # fmt: skip
-
-    def title(memory: Memory) -> str:
-        return "someone's personal memory" if memory.pk in private else memory.title
-
+    hidden = hidden_from(user, members)
     return {
         str(p.pk): Target(
-            f"{p.get_kind_display().lower()} proposal: {' / '.join(title(m) for m in _survivor_first(p))}",
+            f"{p.get_kind_display().lower()} proposal: "
+            + " / ".join(memory_label(m, hidden) for m in _survivor_first(p)),
             admin_url("admin:lifecycle_consolidationproposal_change", p.pk),
         )
         for p in found

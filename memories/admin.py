@@ -21,9 +21,11 @@ from memories import admin_history
 from memories.admin_decisions import DECISIONS, Decision, decide, decisions_for, status_since
 from memories.admin_parts import (
     EDITABLE_FIELDS,
+    HIDDEN_MEMORY,
     MemoryAdminForm,
     MemoryVersionInline,
     ShownFilter,
+    hidden_from,
 )
 from memories.admin_search import MeaningSearch
 from memories.models import IMPORTANCE_MAX, Memory
@@ -325,15 +327,14 @@ class MemoryAdmin(MeaningSearch, OrganizationScopedAdmin):
 
 @audit_target("memory")
 def _memories(ids: list[str], user: Any) -> dict[str, Target]:
-    found = Memory.objects.filter(pk__in=uuid_ids(ids))
-    private = (
-        set(found.filter(personal_to_others_q(user)).values_list("pk", flat=True)) if not user.is_superuser else set()
-    )
+    found = list(Memory.objects.filter(pk__in=uuid_ids(ids)).only("pk", "title"))
+    hidden = hidden_from(user, [memory.pk for memory in found])
     return {
-        str(pk): Target("someone's personal memory") if pk in private
-        else Target(title, admin_url("admin:memories_memory_change", pk))
-        for pk, title in found.values_list("pk", "title")
-    }  # fmt: skip
+        str(m.pk): Target(HIDDEN_MEMORY)
+        if m.pk in hidden
+        else Target(m.title, admin_url("admin:memories_memory_change", m.pk))
+        for m in found
+    }
 
 
 # The write policy's page registers itself (memories/admin_policy.py).

@@ -41,6 +41,22 @@ def _principal(request: HttpRequest, memory_or_org: Any) -> Principal:
     return principal_for_user(user=request.user, organization=organization)  # type: ignore[arg-type]
 
 
+# How the admin names a memory it does not show the person looking (another person's personal one).
+HIDDEN_MEMORY = "someone's personal memory"
+
+
+def hidden_from(user: Any, memory_ids: list[Any]) -> set[Any]:
+    """Of ``memory_ids``, the memories the admin does not show ``user``: other people's personal
+    ones (memories.selectors.personal_to_others_q); none for a superuser."""
+    if user.is_superuser or not memory_ids:
+        return set()
+    return set(memories_personal_to_others(user).filter(pk__in=memory_ids).values_list("pk", flat=True))
+
+
+def memory_label(memory: Memory, hidden: set[Any]) -> str:
+    return HIDDEN_MEMORY if memory.pk in hidden else memory.title
+
+
 class MemoryPartInline(ReadOnlyInline):
     """A read-only table of what belongs to the memory on its page (versions here; links and
     facts, attached by knowledge/admin.py)."""
