@@ -112,3 +112,14 @@ def test_over_mcp_the_listing_says_whether_more_follow(
     assert len(listed) == len(set(listed)) == 5 and set(listed) == set(pairs)
     assert second["next_cursor"] is None
     assert "next_cursor" in agent.error("memory-consolidate", {"cursor": "garbage"})
+
+
+def test_another_organization_following_a_cursor_sees_none_of_its_memories(
+    acme: Tenant, globex: Tenant, pairs: list[frozenset[str]]
+) -> None:
+    cursor = duplicate_candidates(acme.agent, limit=2).next_cursor
+    assert cursor is not None
+
+    theirs = duplicate_candidates(globex.admin, limit=2, cursor=cursor)
+
+    assert theirs.clusters == []
