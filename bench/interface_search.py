@@ -29,20 +29,24 @@ from bench.ingest import batch_ingest, build_corpus, tenant_queries
 from memory_platform import web
 
 
-async def _time_mcp(url: str, token: str, queries: list[str]) -> list[float]:
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamablehttp_client
+async def _time_mcp(url: str, token: str, queries: list[str], mode: str = "auto") -> list[float]:
+    """``mode``: the client's, "auto" for 2026-07-28 (per-request envelope), "legacy" for 2025-11-25."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
 
     times = []
     headers = {"Authorization": f"Bearer {token}"}
-    async with streamablehttp_client(url, headers=headers) as (read, write, _), ClientSession(read, write) as session:
-        await session.initialize()
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60)) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode, cache=None) as session,
+    ):
         await session.call_tool("memory-search", {"query": "warm up", "limit": 10})
         for query in queries:
             started = time.perf_counter()
             result = await session.call_tool("memory-search", {"query": query, "limit": 10})
             times.append(time.perf_counter() - started)
-            if result.isError:
+            if result.is_error:
                 raise SystemExit(f"memory-search failed: {result.content[0].text}")
     return times
 

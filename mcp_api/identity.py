@@ -14,10 +14,10 @@ SERVER_INSTRUCTIONS = (
     "to load the rules that apply. Your bearer token decides your organization and role; "
     "platform-status tells you both."
 )
-# The protocol versions of the pinned MCP library (a test keeps this list equal to the library's).
+# The revisions a client reaches with ``initialize`` (2026-07-28 clients use server/discover instead);
+# tests/mcp/test_sdk_seam.py keeps this list and the answer below equal to the SDK's.
 SUPPORTED_PROTOCOL_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 CAPABILITIES: dict[str, Any] = {
-    "experimental": {},
     "prompts": {"listChanged": False},
     "resources": {"subscribe": False, "listChanged": False},
     "tools": {"listChanged": False},
@@ -25,7 +25,7 @@ CAPABILITIES: dict[str, Any] = {
 
 
 def initialize_result(requested_version: Any) -> dict[str, Any]:
-    """The result the server gives to ``initialize``, as the MCP library would build it."""
+    """The result the server gives to ``initialize``, as the MCP SDK builds it."""
     version = requested_version if requested_version in SUPPORTED_PROTOCOL_VERSIONS else SUPPORTED_PROTOCOL_VERSIONS[-1]
     return {
         "protocolVersion": version,

@@ -1,116 +1,36 @@
-"""The MCP server object and the small registry every tool, resource and prompt goes through.
+"""The small registry every tool, resource and prompt goes through, and the MCP server built on it.
 
 Everything MCP-specific lives in this package; the domain (services, selectors) never sees it.
 Adding a tool is one file: a module in ``mcp_api/tools/`` whose functions carry ``@tool(...)``.
-Tool functions are plain synchronous Python taking the principal first; the registry runs them in
-Django's sync thread, turns domain errors into tool results with ``isError: true`` and a message
-for the agent, and never lets a stack trace out.
+Tool functions are plain synchronous Python taking the principal first; the registry checks their
+arguments against the schema their signature gives, runs them in Django's sync thread, turns
+domain errors into tool results with ``isError: true`` and a message for the agent, and never lets
+a stack trace out. The protocol itself (both revisions, both transports) is the SDK's, reached
+through mcp_api.sdk only.
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 import json
 import logging
-from collections.abc import Awaitable, Callable
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import DataError
-from mcp.server.fastmcp.exceptions import ToolError
-from mcp.server.fastmcp.prompts.base import Prompt
-from mcp.server.fastmcp.resources import FunctionResource
-from mcp.shared.exceptions import McpError
-from mcp.types import INVALID_PARAMS, CallToolResult, ErrorData, TextContent, ToolAnnotations
-from mcp_server.djangomcp import DjangoMCP  # type: ignore[import-untyped]
-from pydantic import AnyUrl
+from pydantic import BaseModel, ConfigDict, create_model
 from pydantic import ValidationError as PydanticValidationError
 
-from mcp_api import fast
+from mcp_api import sdk
 from mcp_api.context import current_principal
-from mcp_api.identity import SERVER_INSTRUCTIONS, SERVER_NAME, SERVER_VERSION
 from memory_platform.exceptions import DATABASE_UNAVAILABLE, DomainError, NotFound, database_unavailable
 
 logger = logging.getLogger(__name__)
 
-server = DjangoMCP(name=SERVER_NAME, instructions=SERVER_INSTRUCTIONS, stateless=True)
-server._mcp_server.version = SERVER_VERSION
-
-
-def _arguments_checked(call_tool: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    """Every tool call's arguments, checked against the tool's input schema before it runs.
-
-    An argument the tool does not take is refused, naming the ones it does (a misspelled
-    ``qeury`` must not silently search for everything); what the schema refuses (a missing
-    argument, a wrong type, a number out of range) is said per argument, in plain words.
-    """
-
-    async def checked(name: str, arguments: dict[str, Any] | None, *args: Any, **kwargs: Any) -> Any:
-        tool = server._tool_manager.get_tool(name)
-        if tool is not None:
-            accepted = set(tool.parameters.get("properties", {}))
-            unknown = sorted(set(arguments or {}) - accepted)
-            if unknown:
-                raise ToolError(
-                    f"{name} does not take {', '.join(repr(arg) for arg in unknown)}; "
-                    f"its arguments are: {', '.join(sorted(accepted)) or 'none'}"
-                )
-        try:
-            return await call_tool(name, arguments, *args, **kwargs)
-        except ToolError as error:
-            if isinstance(error.__cause__, PydanticValidationError):
-                raise ToolError(f"{name}: {argument_problems(error.__cause__)}") from None
-            raise
-
-    return checked
-
-
-def argument_problems(error: PydanticValidationError) -> str:
-    """What is wrong with each argument, without pydantic's type names, echoed input or links."""
-    problems = []
-    for problem in error.errors(include_url=False, include_input=False):
-        where = ".".join(str(part) for part in problem["loc"]) or "arguments"
-        if problem["type"] == "missing":
-            problems.append(f"missing required argument '{where}'")
-        else:
-            problems.append(f"{where}: {problem['msg'][0].lower()}{problem['msg'][1:]}")
-    return "; ".join(problems)
-
-
-server._tool_manager.call_tool = _arguments_checked(server._tool_manager.call_tool)
-
-# MCP's code for a resource that does not exist.
-RESOURCE_NOT_FOUND = -32002
-
-
-def _resource_errors_said(get_resource: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    """resources/read answers a missing or refused resource with a JSON-RPC error of its own code
-    and the domain's message, not the library's code 0 with its wrapping text twice over."""
-
-    async def said(uri: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return await get_resource(uri, *args, **kwargs)
-        except ValueError as error:
-            cause: BaseException | None = error
-            while cause is not None and not isinstance(cause, DomainError):
-                cause = cause.__cause__ or cause.__context__
-            if isinstance(cause, DomainError):
-                code = RESOURCE_NOT_FOUND if isinstance(cause, NotFound) else INVALID_PARAMS
-                raise McpError(ErrorData(code=code, message=cause.message)) from None
-            if str(error).startswith("Unknown resource"):
-                known = ", ".join(
-                    sorted([*map(str, server._resource_manager._resources), *server._resource_manager._templates])
-                )
-                message = f"no resource {uri}; the resources are: {known}"
-                raise McpError(ErrorData(code=RESOURCE_NOT_FOUND, message=message)) from None
-            raise
-
-    return said
-
-
-server._resource_manager.get_resource = _resource_errors_said(server._resource_manager.get_resource)
+registry = sdk.Registry()
 
 
 @dataclass
@@ -126,28 +46,100 @@ def _text(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def _result(value: Any) -> CallToolResult:
-    blocks = value.blocks if isinstance(value, ToolOutput) else [value]
-    return CallToolResult(content=[TextContent(type="text", text=_text(block)) for block in blocks])
+INTERNAL_ERROR_TEXT = "The server hit an internal error and logged it; retry, or report it if it persists."
 
 
-def error_result(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)], isError=True)
-
-
-def _invoke(fn: Callable[..., Any], kwargs: dict[str, Any]) -> CallToolResult:
+def _invoke(fn: Callable[..., Any], kwargs: dict[str, Any]) -> tuple[list[str], bool]:
+    """(content texts, is_error) of ``fn(principal, **kwargs)``."""
     try:
-        return _result(fn(current_principal(), **kwargs))
+        value = fn(current_principal(), **kwargs)
     except DomainError as error:
-        return error_result(error.message)
+        return [error.message], True
     except DataError as error:
         # A value the database cannot store that no check caught (e.g. a NUL character).
-        return error_result(f"invalid value: {str(error).splitlines()[0]}")
+        return [f"invalid value: {str(error).splitlines()[0]}"], True
     except Exception as error:
         if database_unavailable(error):
-            return error_result(DATABASE_UNAVAILABLE)
+            return [DATABASE_UNAVAILABLE], True
         logger.exception("MCP tool %s failed", fn.__name__)
-        return error_result("The server hit an internal error and logged it; retry, or report it if it persists.")
+        return [INTERNAL_ERROR_TEXT], True
+    blocks = value.blocks if isinstance(value, ToolOutput) else [value]
+    return [_text(block) for block in blocks], False
+
+
+def argument_problems(error: PydanticValidationError) -> str:
+    """What is wrong with each argument, without pydantic's type names, echoed input or links."""
+    problems = []
+    for problem in error.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in problem["loc"]) or "arguments"
+        if problem["type"] == "missing":
+            problems.append(f"missing required argument '{where}'")
+        else:
+            problems.append(f"{where}: {problem['msg'][0].lower()}{problem['msg'][1:]}")
+    return "; ".join(problems)
+
+
+class _Arguments(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+
+@dataclass(frozen=True)
+class _Signature:
+    """A tool function's arguments (after the principal) as a model and its JSON Schema.
+
+    Ranges and enumerations the schema advertises are checked by the services, whose messages say
+    what to send; the model checks presence and types."""
+
+    model: type[BaseModel]
+    schema: dict[str, Any]
+
+    @classmethod
+    def of(cls, fn: Callable[..., Any]) -> _Signature:
+        parameters = list(inspect.signature(fn, eval_str=True).parameters.values())[1:]
+        fields: dict[str, Any] = {}
+        for parameter in parameters:
+            fields[parameter.name] = (
+                parameter.annotation
+                if parameter.default is inspect.Parameter.empty
+                else (parameter.annotation, parameter.default)
+            )
+        model = create_model(f"{fn.__name__}Arguments", __base__=_Arguments, **fields)
+        # Say in the schema what the call checks: an argument the tool does not take is refused.
+        schema = model.model_json_schema(by_alias=True) | {"additionalProperties": False}
+        return cls(model=model, schema=schema)
+
+    def parse(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The keyword arguments of the call; raises DomainError saying what to fix."""
+        accepted = set(self.schema.get("properties", {}))
+        unknown = sorted(set(arguments) - accepted)
+        if unknown:
+            raise DomainError(
+                f"{name} does not take {', '.join(repr(arg) for arg in unknown)}; "
+                f"its arguments are: {', '.join(sorted(accepted)) or 'none'}"
+            )
+        try:
+            model = self.model.model_validate(_json_in_strings(self.model, arguments))
+        except PydanticValidationError as error:
+            raise DomainError(f"{name}: {argument_problems(error)}") from None
+        return {name: getattr(model, name) for name in type(model).model_fields}
+
+
+def _json_in_strings(model: type[BaseModel], arguments: dict[str, Any]) -> dict[str, Any]:
+    """Arguments a client sent as JSON inside a string (``'["a"]'`` for a list), parsed.
+
+    Some hosts send every structured argument that way; a string meant as a string is kept."""
+    parsed = dict(arguments)
+    for key, value in arguments.items():
+        info = model.model_fields.get(key)
+        if info is None or not isinstance(value, str) or info.annotation is str:
+            continue
+        try:
+            candidate = json.loads(value)
+        except ValueError:
+            continue
+        if isinstance(candidate, list | dict):
+            parsed[key] = candidate
+    return parsed
 
 
 def tool(
@@ -166,71 +158,99 @@ def tool(
     """
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-        signature = inspect.signature(fn, eval_str=True)
-        parameters = list(signature.parameters.values())[1:]
+        signature = _Signature.of(fn)
 
-        @functools.wraps(fn)
-        async def call(**kwargs: Any) -> CallToolResult:
-            return await sync_to_async(_invoke)(fn, kwargs)
+        def run(arguments: dict[str, Any]) -> tuple[list[str], bool]:
+            try:
+                kwargs = signature.parse(name, arguments)
+            except DomainError as error:
+                return [error.message], True
+            return _invoke(fn, kwargs)
 
-        del call.__wrapped__  # the schema must come from the signature below, not fn's
-        call.__signature__ = signature.replace(  # type: ignore[attr-defined]
-            parameters=parameters, return_annotation=CallToolResult
-        )
-        call.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": CallToolResult}
-        server.add_tool(
-            call,
+        async def call(arguments: dict[str, Any]) -> tuple[list[str], bool]:
+            return await sync_to_async(run)(arguments)
+
+        registry.tools[name] = sdk.ToolRecord(
             name=name,
             title=title,
             description=description,
-            annotations=ToolAnnotations(
-                title=title, readOnlyHint=read_only, destructiveHint=destructive, idempotentHint=idempotent
-            ),
-            structured_output=False,
+            input_schema=signature.schema,
+            read_only=read_only,
+            destructive=destructive,
+            idempotent=idempotent,
+            call=call,
         )
-        # Say in the schema what the call checks: an argument the tool does not take is refused.
-        server._tool_manager._tools[name].parameters["additionalProperties"] = False
-        fast.register(name, functools.partial(_invoke, fn), server._tool_manager._tools[name])
         return fn
 
     return register
+
+
+@dataclass(frozen=True)
+class _Reader:
+    record: sdk.ResourceRecord
+    pattern: re.Pattern[str]
+    read: Callable[..., str]
+
+
+_readers: list[_Reader] = []
+
+
+def _uri_pattern(uri: str) -> re.Pattern[str]:
+    parts = re.split(r"\{(\w+)\}", uri)
+    # Even positions are literal text, odd ones parameter names.
+    return re.compile(
+        "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>[^/?#]+)" for i, part in enumerate(parts)) + "$"
+    )
 
 
 def resource(uri: str, *, name: str, description: str, mime_type: str = "application/json") -> Callable[..., Any]:
     """Register ``fn(principal, **uri_params) -> str`` as a resource (or template, if ``uri`` has {params})."""
 
     def register(fn: Callable[..., str]) -> Callable[..., str]:
-        signature = inspect.signature(fn, eval_str=True)
-        parameters = list(signature.parameters.values())[1:]
-
-        async def read(**kwargs: Any) -> str:
-            return await sync_to_async(lambda: fn(current_principal(), **kwargs))()
-
-        read.__signature__ = signature.replace(parameters=parameters, return_annotation=str)  # type: ignore[attr-defined]
-        read.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": str}
-        read.__name__ = fn.__name__
-        if "{" in uri:
-            server._resource_manager.add_template(
-                read, uri_template=uri, name=name, description=description, mime_type=mime_type
-            )
-        else:
-            server.add_resource(
-                FunctionResource(uri=AnyUrl(uri), name=name, description=description, mime_type=mime_type, fn=read)
-            )
+        record = sdk.ResourceRecord(uri=uri, name=name, description=description, mime_type=mime_type)
+        registry.resources.append(record)
+        _readers.append(_Reader(record=record, pattern=_uri_pattern(uri), read=fn))
         return fn
 
     return register
+
+
+def _read(uri: str) -> tuple[str, str]:
+    for reader in _readers:
+        match = reader.pattern.match(uri)
+        if match is None:
+            continue
+        try:
+            return reader.read(current_principal(), **match.groupdict()), reader.record.mime_type
+        except DomainError as error:
+            raise sdk.ResourceProblem(error.message, not_found=isinstance(error, NotFound)) from None
+    known = ", ".join(sorted(record.uri for record in registry.resources))
+    raise sdk.ResourceProblem(f"no resource {uri}; the resources are: {known}", not_found=True)
+
+
+_prompts: dict[str, Callable[..., str]] = {}
 
 
 def prompt(name: str, *, description: str) -> Callable[..., Any]:
     """Register ``fn(principal) -> str`` as a prompt whose single user message is the returned text."""
 
     def register(fn: Callable[..., str]) -> Callable[..., str]:
-        async def render() -> str:
-            return await sync_to_async(lambda: fn(current_principal()))()
-
-        render.__name__ = fn.__name__
-        server.add_prompt(Prompt.from_function(render, name=name, description=description))
+        registry.prompts.append(sdk.PromptRecord(name=name, description=description))
+        _prompts[name] = fn
         return fn
 
     return register
+
+
+def _render(name: str) -> str:
+    render = _prompts.get(name)
+    if render is None:
+        raise sdk.ResourceProblem(f"no prompt {name}; the prompts are: {', '.join(sorted(_prompts))}", not_found=True)
+    try:
+        return render(current_principal())
+    except DomainError as error:
+        raise sdk.ResourceProblem(error.message, not_found=isinstance(error, NotFound)) from None
+
+
+registry.read_resource = sync_to_async(_read)
+registry.render_prompt = sync_to_async(_render)

@@ -15,15 +15,11 @@ from typing import Any
 import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp import types
-from mcp.shared.message import SessionMessage
-from mcp.types import INVALID_REQUEST, PARSE_ERROR
 from pydantic import ValidationError
 
-from mcp_api import stdio_bootstrap
+from mcp_api import sdk, stdio_bootstrap
 from mcp_api.context import PrincipalSource, set_principal
 from mcp_api.registry import get_server
-from mcp_api.requests import params_problem
 from memory_platform import json_input
 from memory_platform.json_input import JsonInputError
 
@@ -67,7 +63,7 @@ def _valid_id(value: object) -> bool:
     return isinstance(value, str | int) and not isinstance(value, bool)
 
 
-def _refusal(line: bytes) -> dict[str, Any] | types.JSONRPCMessage:
+def _refusal(line: bytes) -> dict[str, Any] | sdk.JSONRPCMessage:
     """The message on ``line``, or the JSON-RPC error answering it: every line gets an answer."""
     try:
         data = json_input.loads(line)
@@ -76,14 +72,14 @@ def _refusal(line: bytes) -> dict[str, Any] | types.JSONRPCMessage:
         return {
             "jsonrpc": "2.0",
             "id": json_input.top_level_id(line),
-            "error": {"code": PARSE_ERROR, "message": error.message},
+            "error": {"code": sdk.PARSE_ERROR, "message": error.message},
         }
     if isinstance(data, dict) and "id" in data and not _valid_id(data["id"]):
         # Not a notification with an odd field: a request whose id JSON-RPC does not allow.
         said = "not a JSON-RPC 2.0 request (id must be a string or a number)"
-        return {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": said}}
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": sdk.INVALID_REQUEST, "message": said}}
     try:
-        message = types.JSONRPCMessage.model_validate(data)
+        message = sdk.message_from(data)
     except ValidationError as error:
         request_id = data.get("id") if isinstance(data, dict) else None
         valid_id = request_id if _valid_id(request_id) else None
@@ -91,31 +87,38 @@ def _refusal(line: bytes) -> dict[str, Any] | types.JSONRPCMessage:
         return {
             "jsonrpc": "2.0",
             "id": valid_id,
-            "error": {"code": INVALID_REQUEST, "message": f"not a JSON-RPC 2.0 request ({problems})"},
+            "error": {"code": sdk.INVALID_REQUEST, "message": f"not a JSON-RPC 2.0 request ({problems})"},
         }
-    request = message.root
-    if isinstance(request, types.JSONRPCRequest):
-        problem = params_problem(request.method, request.params)
+    if isinstance(message, sdk.JSONRPCRequest):
+        version = sdk.request_version(_session_version, message.params)
+        problem = sdk.params_problem(message.method, message.params, version)
         if problem is not None:
             code, said = problem
-            return {"jsonrpc": "2.0", "id": request.id, "error": {"code": code, "message": said}}
+            return {"jsonrpc": "2.0", "id": message.id, "error": {"code": code, "message": said}}
+        if message.method == "initialize" and isinstance(message.params, dict):
+            requested = message.params.get("protocolVersion")
+            if isinstance(requested, str):
+                _session_version["mcp-protocol-version"] = requested
     return message
 
 
-# Requests a session answers without its token being checked again (the handshake and liveness).
-UNCHECKED_METHODS = frozenset({"initialize", "ping"})
+# The revision the session's client asked for at its handshake (2026-07-28 clients say it per request).
+_session_version: dict[str, str] = {}
+
+# Requests a session answers without its token being checked again (the handshakes and liveness).
+UNCHECKED_METHODS = frozenset({"initialize", "server/discover", "ping"})
 # Why a request cannot be served: a JSON-RPC error code and message (see mcp_stdio's session), or None.
 TokenCheck = Callable[[], tuple[int, str] | None]
 
 
-async def _refused(message: types.JSONRPCMessage, check: TokenCheck | None) -> dict[str, Any] | None:
+async def _refused(message: sdk.JSONRPCMessage, check: TokenCheck | None) -> dict[str, Any] | None:
     """The answer to a request the session cannot serve (its token does not work, or the database
     does not answer), else None.
 
     The token is checked again on every request, so revoking or expiring it (or removing its
     person) takes effect in an open stdio session as on HTTP, not when the process restarts."""
-    request = message.root
-    if check is None or not isinstance(request, types.JSONRPCRequest) or request.method in UNCHECKED_METHODS:
+    request = message
+    if check is None or not isinstance(request, sdk.JSONRPCRequest) or request.method in UNCHECKED_METHODS:
         return None
     refusal = await anyio.to_thread.run_sync(check)
     if refusal is None:
@@ -147,26 +150,23 @@ async def _read_lines(
         if refused is not None:
             _write_line(stdout, refused)
             continue
-        if isinstance(message.root, types.JSONRPCRequest):
-            in_flight.started(message.root.id)
-        await send.send(SessionMessage(message))
+        if isinstance(message, sdk.JSONRPCRequest):
+            in_flight.started(message.id)
+        await send.send(sdk.session_message(message))
 
 
-async def _write_messages(
-    receive: MemoryObjectReceiveStream[SessionMessage], stdout: Any, in_flight: _InFlight
-) -> None:
+async def _write_messages(receive: MemoryObjectReceiveStream[Any], stdout: Any, in_flight: _InFlight) -> None:
     already_answered = stdio_bootstrap.answered_id
     async with receive:
         async for session_message in receive:
-            message = session_message.message.root
-            if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            message = session_message.message
+            if isinstance(message, sdk.JSONRPCResponse | sdk.JSONRPCError):
                 in_flight.answered(message.id)
-            duplicate = isinstance(message, types.JSONRPCResponse) and message.id == already_answered
+            duplicate = isinstance(message, sdk.JSONRPCResponse) and message.id == already_answered
             if already_answered is not None and duplicate:
                 already_answered = None  # the fast path sent this handshake answer already
                 continue
-            data = session_message.message.model_dump_json(by_alias=True, exclude_none=True)
-            stdout.write(data.encode() + b"\n")
+            stdout.write(sdk.dump_message(message) + b"\n")
             stdout.flush()
 
 
@@ -184,7 +184,7 @@ async def serve_stdio(principal: PrincipalSource, on_ready: Any = None, check: T
     but the handshake, and ``principal`` may be a function giving the principal it last found."""
     set_principal(principal)
     read_writer, read_stream = anyio.create_memory_object_stream[Any](0)
-    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[Any](0)
     stdin = sys.stdin.buffer
     stdout = sys.stdout.buffer
     in_flight = _InFlight()
@@ -211,8 +211,7 @@ async def serve_stdio(principal: PrincipalSource, on_ready: Any = None, check: T
         if on_ready is not None:
             on_ready()
         # Returns when input ends; calls already running finish first.
-        lowlevel = get_server()._mcp_server
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options(), stateless=False)
+        await sdk.serve_streams(get_server(), read_stream, write_stream)
         await write_stream.aclose()
         watcher.cancel()
     return reader.cancel_called

@@ -1,10 +1,13 @@
-"""The Streamable HTTP endpoint, hardened around the MCP library's request handler.
+"""The Streamable HTTP endpoint, hardened around the MCP SDK's request handler.
 
-Stateless: every POST carries its bearer token and is answered on its own, so any number of
-ASGI workers can serve /mcp. Before the library sees a request we refuse, with a JSON-RPC error
-body: other methods than POST (405 at once: no open event streams), browser origins that are
-not allowed (403, against DNS rebinding), bodies over the size limit (413), missing or bad
-tokens (401 with ``WWW-Authenticate: Bearer``) and unparsable JSON (400, parse error).
+Stateless: every POST carries its bearer token and is answered on its own, so any number of web
+processes can serve /mcp. Both protocol eras are served: clients of 2025-11-25 and older
+``initialize`` first (each later POST is answered without a session), clients of 2026-07-28 send
+each request with its own ``_meta`` envelope and the ``MCP-Protocol-Version`` header. Before the
+SDK sees a request we refuse, with a JSON-RPC error body: other methods than POST (405 at once: no
+open event streams), browser origins that are not allowed (403, against DNS rebinding), bodies
+over the size limit (413), missing or bad tokens (401 with ``WWW-Authenticate: Bearer``),
+unparsable JSON (400, parse error) and parameters that do not fit the method (-32602, saying what).
 """
 
 from __future__ import annotations
@@ -13,14 +16,14 @@ import logging
 from typing import Any
 from urllib.parse import urlsplit
 
+from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from mcp_api import fast
+from mcp_api import sdk
 from mcp_api.context import reset_principal, set_principal
 from mcp_api.registry import get_server
-from mcp_api.requests import params_problem
 from memory_platform import json_input
 from memory_platform.exceptions import (
     DATABASE_RETRY_AFTER_SECONDS,
@@ -32,8 +35,8 @@ from memory_platform.json_input import JsonInputError
 from memory_platform.throttling import retry_after
 from organizations.tokens import BEARER_HINT, bearer_token, principal_for_token
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
+PARSE_ERROR = sdk.PARSE_ERROR
+INVALID_REQUEST = sdk.INVALID_REQUEST
 logger = logging.getLogger(__name__)
 
 UNAUTHORIZED = -32001
@@ -118,16 +121,44 @@ def _mcp_endpoint(request: HttpRequest) -> HttpResponse:  # noqa: PLR0911 - one 
     if not isinstance(payload, dict | list):
         return _error(400, INVALID_REQUEST, "the body must be a JSON-RPC request object")
     if isinstance(payload, dict) and isinstance(payload.get("method"), str) and "id" in payload:
-        problem = params_problem(payload["method"], payload.get("params"))
-        if problem is not None:  # answered as the library would (200), saying what is wrong
+        version = sdk.request_version(request.headers, payload.get("params"))
+        problem = sdk.params_problem(payload["method"], payload.get("params"), version)
+        if problem is not None:  # answered as the SDK would (200), saying what is wrong
             code, said = problem
             body = {"jsonrpc": "2.0", "id": payload["id"], "error": {"code": code, "message": said}}
             return JsonResponse(body, status=200)
-    request.data = payload  # type: ignore[attr-defined]  # the library's handler reads it
 
     token = set_principal(principal)
     try:
-        server = get_server()  # every tool registered, with its fast path
-        return fast.tool_call(request, payload) or server.handle_django_request(request)
+        answer = async_to_sync(sdk.http_exchange)(get_server(), _asgi_scope(request), request.body)
     finally:
         reset_principal(token)
+    response = HttpResponse(answer.body, status=answer.status)
+    for name, value in answer.headers:
+        if name.lower() != "content-length":
+            response[name] = value
+    return response
+
+
+def _asgi_scope(request: HttpRequest) -> dict[str, Any]:
+    """The request as the SDK's ASGI handler reads it (the body is handed over whole)."""
+    host, _, port = request.get_host().partition(":")
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": request.method,
+        "scheme": request.scheme,
+        "path": request.path,
+        "raw_path": request.path.encode(),
+        "root_path": "",
+        "query_string": request.META.get("QUERY_STRING", "").encode("latin-1"),
+        "headers": [
+            (name.lower().encode("latin-1"), value.encode("latin-1"))
+            for name, value in request.headers.items()
+            if name.lower() != "content-length"
+        ]
+        + [(b"content-length", str(len(request.body)).encode())],
+        "client": (request.META.get("REMOTE_ADDR", ""), 0),
+        "server": (host, int(port) if port.isdigit() else (443 if request.is_secure() else 80)),
+    }

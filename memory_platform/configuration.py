@@ -94,9 +94,6 @@ VARIABLES: dict[str, Variable] = {
     "JSON_MAX_DEPTH": Variable(SECURITY, "Deepest nesting of arrays and objects any interface reads."),
     "MEMORY_BATCH_MAX_ENTRIES": Variable(SECURITY, "Most memories one batch write may hold."),
     "MCP_SEARCH_DEFAULT_LIMIT": Variable(SECURITY, "Results of an MCP search without `limit`."),
-    "MCP_FAST_TOOL_CALLS": Variable(
-        SECURITY, "Answer plainly valid `tools/call` requests without the MCP library's session machinery."
-    ),
     "MEMORY_PLATFORM_TOKEN": Variable(SECURITY, "The token `manage.py mcp_stdio` acts with.", "unset"),
     # --- embeddings
     "EMBEDDING_PROVIDER": Variable(

@@ -417,14 +417,9 @@ CODE_SEARCH_CONTENT_MAX_CHARS = env_int("CODE_SEARCH_CONTENT_MAX_CHARS", 1500)  
 # against DNS rebinding. Agents that are not browsers send no Origin and are unaffected.
 MCP_ALLOWED_ORIGINS = env_list("MCP_ALLOWED_ORIGINS", [])
 MCP_MAX_BODY_BYTES = env_int("MCP_MAX_BODY_BYTES", 1_000_000)
-# A plainly valid tools/call over HTTP is answered without the MCP library's per-request session
-# machinery (mcp_api/fast.py: the same checks, tool and bytes; about 7 ms less CPU a call).
-MCP_FAST_TOOL_CALLS = env_bool("MCP_FAST_TOOL_CALLS", True)
 # Every interface reads JSON through memory_platform/json_input.py: no deeper than this, valid Unicode.
 JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 32)
 MCP_SEARCH_DEFAULT_LIMIT = env_int("MCP_SEARCH_DEFAULT_LIMIT", 50)
-# django-mcp-server would add a tool of its own that returns the instructions; ours carry none.
-DJANGO_MCP_GET_SERVER_INSTRUCTIONS_TOOL = False
 
 # REST API (/api/v1/, schema at /api/schema/, interactive docs at /api/docs/).
 API_THROTTLE_RATE = env_str("API_THROTTLE_RATE", "1200/min")  # per token or person; empty turns it off

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import asyncio
 import json
 import os
 import sys
@@ -149,10 +148,13 @@ def _code(default: str) -> str:
 
 def mcp_page() -> str:
     """docs/reference/mcp.md: every tool with its arguments, every resource and prompt."""
-    from mcp_api.registry import get_server
+    from mcp_api.registry import offered
 
-    server = get_server()
-    tools, resources, templates, prompts = asyncio.run(_listed(server))
+    registry = offered()
+    tools = list(registry.tools.values())
+    resources = [record for record in registry.resources if "{" not in record.uri]
+    templates = [record for record in registry.resources if "{" in record.uri]
+    prompts = registry.prompts
     lines = [
         GENERATED, "", "# MCP tools, resources and prompts", "",
         "What the MCP server offers an agent, over Streamable HTTP (`/mcp`) and stdio alike. "
@@ -160,7 +162,7 @@ def mcp_page() -> str:
     ]  # fmt: skip
     for tool in sorted(tools, key=lambda t: t.name):
         lines += [f"### `{tool.name}`", "", (tool.description or "").strip(), ""]
-        schema = tool.inputSchema
+        schema = tool.input_schema
         required = set(schema.get("required", []))
         properties = schema.get("properties", {})
         if properties:
@@ -174,21 +176,12 @@ def mcp_page() -> str:
     lines += ["## Resources", "", "| URI | name | description |", "|---|---|---|"]
     for resource in sorted(resources, key=lambda r: str(r.uri)):
         lines.append(f"| `{resource.uri}` | {resource.name} | {_cell(resource.description or '')} |")
-    for template in sorted(templates, key=lambda t: t.uriTemplate):
-        lines.append(f"| `{template.uriTemplate}` | {template.name} | {_cell(template.description or '')} |")
+    for template in sorted(templates, key=lambda t: t.uri):
+        lines.append(f"| `{template.uri}` | {template.name} | {_cell(template.description or '')} |")
     lines += ["", "## Prompts", "", "| name | description |", "|---|---|"]
     for prompt in sorted(prompts, key=lambda p: p.name):
         lines.append(f"| `{prompt.name}` | {_cell(prompt.description or '')} |")
     return "\n".join(lines) + "\n"
-
-
-async def _listed(server: Any) -> tuple[Any, Any, Any, Any]:
-    return (
-        await server.list_tools(),
-        await server.list_resources(),
-        await server.list_resource_templates(),
-        await server.list_prompts(),
-    )
 
 
 def _type_of(spec: dict[str, Any]) -> str:

@@ -1,8 +1,10 @@
 """A small synchronous face on the official MCP client, for tests.
 
-``McpClient`` keeps one initialized ``ClientSession`` open on an event loop of its own (a
-background thread), so a test can call tools one after the other without paying for a new
-session each time. Every tool result is checked for leaked stack traces.
+``McpClient`` keeps one connected ``mcp.Client`` open on an event loop of its own (a background
+thread), so a test can call tools one after the other without paying for a new connection each
+time. ``mode`` is the client's: ``"auto"`` (the default) speaks 2026-07-28 (``server/discover``,
+then every request with its ``_meta`` envelope), ``"legacy"`` the ``initialize`` handshake of
+2025-11-25. Every tool result is checked for leaked stack traces.
 """
 
 from __future__ import annotations
@@ -16,11 +18,11 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import httpx
-from mcp import ClientSession
+import httpx2
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import McpError
-from mcp.types import CallToolResult, TextContent
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, TextContent
 
 T = TypeVar("T")
 
@@ -41,36 +43,35 @@ class ToolResult:
 def tool_result(result: CallToolResult) -> ToolResult:
     texts = [block.text for block in result.content if isinstance(block, TextContent)]
     assert len(texts) == len(result.content), f"only text blocks expected, got {result.content!r}"
-    outcome = ToolResult(is_error=bool(result.isError), texts=texts)
+    outcome = ToolResult(is_error=bool(result.is_error), texts=texts)
     assert "Traceback" not in outcome.text, outcome.text
     return outcome
 
 
-async def call_tool(session: ClientSession, name: str, arguments: dict[str, Any]) -> ToolResult:
+async def call_tool(session: Client, name: str, arguments: dict[str, Any]) -> ToolResult:
     return tool_result(await session.call_tool(name, arguments))
 
 
 class McpClient:
     """The official Streamable HTTP client, authenticated with one bearer token."""
 
-    def __init__(self, url: str, token: str) -> None:
+    def __init__(self, url: str, token: str, mode: str = "auto") -> None:
         self.url = url
         self.token = token
+        self.mode = mode
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._session: ClientSession | None = None
+        self._session: Client | None = None
         self._stop: asyncio.Event | None = None
         self._held: Future[None] | None = None
 
-    async def _hold(self, ready: Future[ClientSession]) -> None:
+    async def _hold(self, ready: Future[Client]) -> None:
         headers = {"Authorization": f"Bearer {self.token}"}
         try:
             async with (
                 self._http_client(headers) as http,
-                streamable_http_client(self.url, http_client=http) as (read, write, _),
-                ClientSession(read, write) as session,
+                Client(streamable_http_client(self.url, http_client=http), mode=self.mode, cache=None) as session,
             ):
-                await session.initialize()
                 self._stop = asyncio.Event()
                 ready.set_result(session)
                 await self._stop.wait()
@@ -79,25 +80,25 @@ class McpClient:
                 ready.set_exception(error)
             raise
 
-    def _http_client(self, headers: dict[str, str]) -> httpx.AsyncClient:
-        return httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(60))
+    def _http_client(self, headers: dict[str, str]) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60))
 
     def _wait(self, future: Future[T], timeout: float) -> T:
         """The result of work running on the client's loop (the in-process client serves requests meanwhile)."""
         return future.result(timeout=timeout)
 
-    def _open(self) -> ClientSession:
+    def _open(self) -> Client:
         if self._session is None:
             loop = asyncio.new_event_loop()
             self._thread = threading.Thread(target=loop.run_forever, name="mcp-client", daemon=True)
             self._thread.start()
             self._loop = loop
-            ready: Future[ClientSession] = Future()
+            ready: Future[Client] = Future()
             self._held = asyncio.run_coroutine_threadsafe(self._hold(ready), loop)
             self._session = self._wait(ready, 60)
         return self._session
 
-    def run(self, operation: Callable[[ClientSession], Awaitable[T]]) -> T:
+    def run(self, operation: Callable[[Client], Awaitable[T]]) -> T:
         """Run ``operation(session)`` on this client's initialized session and return its result."""
         session = self._open()
         assert self._loop is not None
@@ -141,7 +142,7 @@ class McpClient:
         return result.text
 
     def read_resource(self, uri: str) -> str:
-        async def read(session: ClientSession) -> str:
+        async def read(session: Client) -> str:
             contents = (await session.read_resource(uri)).contents  # type: ignore[arg-type]
             assert len(contents) == 1
             return str(contents[0].text)  # type: ignore[union-attr]
@@ -151,10 +152,10 @@ class McpClient:
     def read_resource_error(self, uri: str) -> str:
         """Read a resource that must not be readable; return the error message."""
 
-        async def read(session: ClientSession) -> str:
+        async def read(session: Client) -> str:
             try:
                 result = await session.read_resource(uri)  # type: ignore[arg-type]
-            except McpError as error:
+            except MCPError as error:
                 return error.error.message
             raise AssertionError(f"{uri} was readable: {result.contents!r}"[:500])
 
@@ -163,7 +164,7 @@ class McpClient:
         return message
 
     def get_prompt(self, name: str) -> str:
-        async def get(session: ClientSession) -> str:
+        async def get(session: Client) -> str:
             messages = (await session.get_prompt(name)).messages
             assert len(messages) == 1
             assert messages[0].role == "user"

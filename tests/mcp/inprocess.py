@@ -1,6 +1,6 @@
 """The official MCP client served in-process: the real /mcp view, without a socket or a server.
 
-``InProcessMcpClient`` is ``McpClient`` (same official ``ClientSession``, same methods) whose HTTP
+``InProcessMcpClient`` is ``McpClient`` (same official ``mcp.Client``, same methods) whose HTTP
 requests are not sent anywhere: each is handed to the test's own thread, which runs it through
 ``django.test.Client`` (middleware, URL routing, the /mcp view: Origin check, body limit, bearer
 authentication, JSON-RPC dispatch, error mapping). The test thread holds the test's database
@@ -18,7 +18,7 @@ import queue
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-import httpx
+import httpx2 as httpx
 from django.test import Client
 
 from tests.mcp.client import McpClient
@@ -68,8 +68,8 @@ def _to_httpx(response: Any, request: httpx.Request) -> httpx.Response:
 class InProcessMcpClient(McpClient):
     """``McpClient`` whose requests the calling (test) thread serves through Django's test client."""
 
-    def __init__(self, token: str, url: str = IN_PROCESS_URL) -> None:
-        super().__init__(url, token)
+    def __init__(self, token: str, url: str = IN_PROCESS_URL, mode: str = "auto") -> None:
+        super().__init__(url, token, mode)
         self._requests: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
         self._django = Client()
 

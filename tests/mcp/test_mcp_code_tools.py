@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import ClientSession
-from mcp.types import Tool
+from mcp import Client
+from mcp_types import Tool
 
 from code_index import pipeline
 from code_index.models import CodeChunk, CodeIndexRun
@@ -56,7 +56,7 @@ def roots(tmp_path: Path, settings: Any) -> Path:
 
 @pytest.fixture
 def tools(agent: McpClient) -> dict[str, Tool]:
-    async def list_tools(session: ClientSession) -> list[Tool]:
+    async def list_tools(session: Client) -> list[Tool]:
         return (await session.list_tools()).tools
 
     return {tool.name: tool for tool in agent.run(list_tools) if tool.name in CODE_TOOLS}
@@ -64,17 +64,17 @@ def tools(agent: McpClient) -> dict[str, Tool]:
 
 def test_the_code_tools_are_listed_with_their_arguments(tools: dict[str, Tool]) -> None:
     assert set(tools) == CODE_TOOLS
-    index = tools["code-index"].inputSchema
+    index = tools["code-index"].input_schema
     assert set(index["properties"]) == {"repository", "path", "watch", "manifest", "files", "done"}
     assert index["required"] == ["repository"]
-    search = tools["code-search"].inputSchema
+    search = tools["code-search"].input_schema
     assert set(search["properties"]) == {"query", "repository", "language", "path", "chunk_type", "limit", "mode"}
     assert search["required"] == ["query"]
     assert search["properties"]["limit"]["maximum"] == 100
     for name in ("code-search", "code-index-status", "code-projects"):
-        assert tools[name].annotations is not None and tools[name].annotations.readOnlyHint is True, name
+        assert tools[name].annotations is not None and tools[name].annotations.read_only_hint is True, name
     delete = tools["code-delete"].annotations
-    assert delete is not None and delete.destructiveHint is True
+    assert delete is not None and delete.destructive_hint is True
 
 
 @pytest.mark.real_embedder  # which chunks a query finds

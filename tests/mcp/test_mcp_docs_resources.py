@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from mcp import ClientSession
+from mcp import Client
 
 from tests.mcp.client import McpClient
 
@@ -18,8 +18,8 @@ def default_text(key: str) -> str:
 
 
 def test_the_docs_and_the_index_are_listed(agent: McpClient) -> None:
-    async def resources(session: ClientSession) -> dict[str, str | None]:
-        return {str(item.uri): item.mimeType for item in (await session.list_resources()).resources}
+    async def resources(session: Client) -> dict[str, str | None]:
+        return {str(item.uri): item.mime_type for item in (await session.list_resources()).resources}
 
     listed = agent.run(resources)
 

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_api.registry import get_server
+from mcp_api.registry import offered
 from tests.artifacts import record
 from tests.conftest import Tenant
 from tests.mcp.client import McpClient
@@ -31,7 +31,7 @@ from tests.mcp.stdio import handshake, read_message
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.mcp_live]
 
-TOOLS = {tool.name: tool.parameters for tool in get_server()._tool_manager.list_tools()}
+TOOLS = {tool.name: tool.input_schema for tool in offered().tools.values()}
 INTERNAL = ("internal error", "Traceback", "Error executing tool", "-32603")
 FUZZ = settings(
     max_examples=15,

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_api.registry import get_server
+from mcp_api.registry import offered
 from tests.artifacts import record
 from tests.conftest import Tenant
 from tests.mcp.http import bearer
@@ -37,7 +37,7 @@ def _deep(levels: int) -> dict[str, Any]:
 
 
 HOSTILE: dict[str, Any] = {"lone surrogate": "\ud800", "nul": "a\x00b", "nested 500 deep": _deep(500), "2**64": 2**64}
-TOOLS = {tool.name: tool.parameters for tool in get_server()._tool_manager.list_tools()}
+TOOLS = {tool.name: tool.input_schema for tool in offered().tools.values()}
 
 
 def _requests() -> Iterator[tuple[str, dict[str, Any]]]:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from mcp import ClientSession
+from mcp import Client
 
 from instructions.models import InstructionKey, InstructionText
 from tests.conftest import Tenant
@@ -21,7 +21,7 @@ def default_text(key: str) -> str:
 
 
 def test_the_three_prompts_are_listed(agent: McpClient) -> None:
-    async def prompts(session: ClientSession) -> list[str]:
+    async def prompts(session: Client) -> list[str]:
         return [prompt.name for prompt in (await session.list_prompts()).prompts]
 
     assert set(PROMPTS) <= set(agent.run(prompts))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from mcp import ClientSession
+from mcp import Client
 
 from knowledge.links import link_create
 from knowledge.models import Entity, MemoryLink, Triple
@@ -101,10 +101,10 @@ def _acme_state() -> tuple[Any, ...]:
 def _surface(client: Any) -> tuple[list[Any], list[str], list[str], list[str]]:
     """What the server lists on the wire: tools, resources, resource templates, prompts."""
 
-    async def listed(session: ClientSession) -> tuple[list[Any], list[str], list[str], list[str]]:
+    async def listed(session: Client) -> tuple[list[Any], list[str], list[str], list[str]]:
         tools = (await session.list_tools()).tools
         resources = [str(resource.uri) for resource in (await session.list_resources()).resources]
-        templates = [template.uriTemplate for template in (await session.list_resource_templates()).resourceTemplates]
+        templates = [template.uri_template for template in (await session.list_resource_templates()).resource_templates]
         prompts = [prompt.name for prompt in (await session.list_prompts()).prompts]
         return tools, resources, templates, prompts
 
@@ -124,7 +124,7 @@ def test_no_principal_of_another_organization_reaches_acme_over_mcp(
     calls = 0
 
     for tool in tools:
-        result = client.call(tool.name, objects.arguments(tool.name, tool.inputSchema))
+        result = client.call(tool.name, objects.arguments(tool.name, tool.input_schema))
         calls += 1
         assert not any(secret in result.text.lower() for secret in SECRETS), (tool.name, result.text[:300])
         assert "internal error" not in result.text and "Traceback" not in result.text, (tool.name, result.text[:300])

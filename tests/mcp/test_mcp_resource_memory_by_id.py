@@ -4,8 +4,8 @@ import json
 import uuid
 
 import pytest
-from mcp import ClientSession
-from mcp.shared.exceptions import McpError
+from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from tests.mcp.client import McpClient
 from tests.mcp.conftest import WriteMemory
@@ -15,8 +15,8 @@ pytestmark = pytest.mark.django_db
 
 
 def test_the_memory_template_is_listed(agent: McpClient) -> None:
-    async def templates(session: ClientSession) -> list[str]:
-        return [template.uriTemplate for template in (await session.list_resource_templates()).resourceTemplates]
+    async def templates(session: Client) -> list[str]:
+        return [template.uri_template for template in (await session.list_resource_templates()).resource_templates]
 
     assert "memory://{id}" in agent.run(templates)
 
@@ -40,10 +40,10 @@ def test_an_unknown_memory_is_not_found(agent: McpClient) -> None:
 def test_a_missing_resource_is_a_not_found_error_with_its_own_code(agent: McpClient) -> None:
     missing = str(uuid.uuid4())
 
-    async def read(session: ClientSession) -> tuple[int, str]:
+    async def read(session: Client) -> tuple[int, str]:
         try:
             await session.read_resource(f"memory://{missing}")  # type: ignore[arg-type]
-        except McpError as error:
+        except MCPError as error:
             return error.error.code, error.error.message
         raise AssertionError("readable")
 
@@ -54,9 +54,9 @@ def test_a_missing_resource_is_a_not_found_error_with_its_own_code(agent: McpCli
     assert code == -32002 and "the resources are:" in message and "memory://{id}" in message
 
 
-async def _unknown(session: ClientSession) -> tuple[int, str]:
+async def _unknown(session: Client) -> tuple[int, str]:
     try:
         await session.read_resource("nothing://here")  # type: ignore[arg-type]
-    except McpError as error:
+    except MCPError as error:
         return error.error.code, error.error.message
     raise AssertionError("readable")

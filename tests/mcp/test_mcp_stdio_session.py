@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from mcp import ClientSession, StdioServerParameters
+from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests.conftest import Tenant
@@ -19,10 +19,10 @@ from tests.mcp.contract import TOOLS, assert_memory_shape
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-async def agent_session(parameters: StdioServerParameters, errlog: Path) -> dict[str, Any]:
+async def agent_session(parameters: StdioServerParameters, errlog: Path, mode: str) -> dict[str, Any]:
     with errlog.open("w") as log:
-        async with stdio_client(parameters, errlog=log) as (read, write), ClientSession(read, write) as session:
-            init = await session.initialize()
+        async with Client(stdio_client(parameters, errlog=log), mode=mode, cache=None) as session:
+            init = session.protocol_version, session.server_info
             tools = {tool.name for tool in (await session.list_tools()).tools}
             written = await call_tool(
                 session,
@@ -40,7 +40,10 @@ async def agent_session(parameters: StdioServerParameters, errlog: Path) -> dict
     return {"init": init, "tools": tools, "written": written, "found": found, "status": status}
 
 
-def test_an_agent_works_over_stdio(acme: Tenant, stdio_env: Callable[..., dict[str, str]], tmp_path: Path) -> None:
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_an_agent_works_over_stdio(
+    acme: Tenant, stdio_env: Callable[..., dict[str, str]], tmp_path: Path, mode: str, version: str
+) -> None:
     parameters = StdioServerParameters(
         command=STDIO_COMMAND[0],
         args=STDIO_COMMAND[1:],
@@ -48,9 +51,10 @@ def test_an_agent_works_over_stdio(acme: Tenant, stdio_env: Callable[..., dict[s
         cwd=settings.BASE_DIR,
     )
 
-    outcome = asyncio.run(agent_session(parameters, tmp_path / "stderr.log"))
+    outcome = asyncio.run(agent_session(parameters, tmp_path / "stderr.log", mode))
 
-    assert outcome["init"].serverInfo.name == "Memory MCP Server"
+    protocol, server_info = outcome["init"]
+    assert protocol == version and server_info.name == "Memory MCP Server"
     assert outcome["tools"] >= TOOLS
     written: ToolResult = outcome["written"]
     assert not written.is_error, written.text
@@ -75,7 +79,7 @@ def test_a_token_file_works_instead_of_the_environment(
         cwd=settings.BASE_DIR,
     )
 
-    outcome = asyncio.run(agent_session(parameters, tmp_path / "stderr.log"))
+    outcome = asyncio.run(agent_session(parameters, tmp_path / "stderr.log", "auto"))
 
     status = json.loads(outcome["status"].texts[0])
     assert (status["organization"], status["role"]) == ("acme", "curator")

@@ -3,8 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from mcp import ClientSession
-from mcp.types import Tool
+from mcp import Client
+from mcp_types import Tool
 
 from tests.mcp.client import McpClient
 from tests.mcp.contract import MEMORY_TYPES, SCOPES, STATUSES, TOOLS
@@ -42,7 +42,7 @@ CONTRACT_ARGUMENTS: dict[str, tuple[set[str], set[str]]] = {
 
 @pytest.fixture
 def tools(agent: McpClient) -> dict[str, Tool]:
-    async def list_tools(session: ClientSession) -> list[Tool]:
+    async def list_tools(session: Client) -> list[Tool]:
         return (await session.list_tools()).tools
 
     return {tool.name: tool for tool in agent.run(list_tools)}
@@ -62,20 +62,20 @@ def test_the_server_lists_the_thirteen_memory_tools(tools: dict[str, Tool]) -> N
     assert set(tools) >= TOOLS, sorted(TOOLS - set(tools))
     for tool in tools.values():
         assert tool.description, f"{tool.name} has no description"
-        assert tool.inputSchema["type"] == "object"
+        assert tool.input_schema["type"] == "object"
         # The schema says what a call checks: an argument the tool does not take is refused.
-        assert tool.inputSchema["additionalProperties"] is False, tool.name
+        assert tool.input_schema["additionalProperties"] is False, tool.name
 
 
 def test_contract_tools_take_the_contract_arguments(tools: dict[str, Tool]) -> None:
     for name, (arguments, required) in CONTRACT_ARGUMENTS.items():
-        schema = tools[name].inputSchema
+        schema = tools[name].input_schema
         assert arguments <= set(schema["properties"]), (name, sorted(arguments - set(schema["properties"])))
         assert set(schema.get("required", [])) == required, name
 
 
 def test_memory_write_enums_and_defaults_follow_the_contract(tools: dict[str, Tool]) -> None:
-    properties = tools["memory-write"].inputSchema["properties"]
+    properties = tools["memory-write"].input_schema["properties"]
 
     assert enum_of(properties["scope_type"]) == SCOPES
     assert enum_of(properties["memory_type"]) == MEMORY_TYPES
@@ -86,7 +86,7 @@ def test_memory_write_enums_and_defaults_follow_the_contract(tools: dict[str, To
 
 
 def test_memory_update_offers_the_same_enums(tools: dict[str, Tool]) -> None:
-    properties = tools["memory-update"].inputSchema["properties"]
+    properties = tools["memory-update"].input_schema["properties"]
 
     assert enum_of(properties["scope_type"]) == SCOPES
     assert enum_of(properties["memory_type"]) == MEMORY_TYPES
@@ -94,7 +94,7 @@ def test_memory_update_offers_the_same_enums(tools: dict[str, Tool]) -> None:
 
 
 def test_memory_link_relation_defaults_to_related(tools: dict[str, Tool]) -> None:
-    relation = tools["memory-link"].inputSchema["properties"]["relation_type"]
+    relation = tools["memory-link"].input_schema["properties"]["relation_type"]
 
     assert relation["default"] == "related"
     assert "related" in (enum_of(relation) or [])
@@ -105,10 +105,10 @@ def test_annotations_tell_agents_which_tools_only_read_and_which_destroy(tools: 
     readers |= {"memory-recall", "platform-status", "repository-list"}
     for name in readers:
         assert tools[name].annotations is not None
-        assert tools[name].annotations.readOnlyHint is True, name
+        assert tools[name].annotations.read_only_hint is True, name
     for name in TOOLS - readers:
         assert tools[name].annotations is not None
-        assert not tools[name].annotations.readOnlyHint, name
+        assert not tools[name].annotations.read_only_hint, name
     delete = tools["memory-delete"].annotations
     assert delete is not None
-    assert delete.destructiveHint is True
+    assert delete.destructive_hint is True
