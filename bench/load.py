@@ -48,6 +48,15 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 MIX = (("search", 0.7), ("write", 0.2), ("get", 0.1))
 OPERATIONS = tuple(operation for operation, _ in MIX)
 MCP_ACCEPT = "application/json, text/event-stream"
+# What MCP clients send with each request per revision: nothing for 2025-11-25 (a stateless server
+# needs no handshake); for 2026-07-28 the _meta envelope, and the headers that repeat the revision,
+# the method and the tool's name.
+MCP_REVISIONS = ("2025-11-25", "2026-07-28")
+MODERN_ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "bench-load", "version": "1"},
+}
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -142,14 +151,14 @@ class _Http:
         self.opened = 0
 
     async def request(
-        self, method: str, path: str, body: Any = None, accept: str = "application/json"
+        self, method: str, path: str, body: Any = None, accept: str = "application/json", extra: str = ""
     ) -> tuple[int, bytes]:
         if self.reader is None or self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
             self.opened += 1
         reader, writer = self.reader, self.writer
         data = b"" if body is None else json.dumps(body).encode()
-        head = f"{method} {path} HTTP/1.1\r\n{self.head}Accept: {accept}\r\n"
+        head = f"{method} {path} HTTP/1.1\r\n{self.head}{extra}Accept: {accept}\r\n"
         if body is not None:
             head += f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
         writer.write(head.encode() + b"\r\n" + data)
@@ -202,20 +211,20 @@ async def _rest(http: _Http, operation: str, work: Workload) -> bool:
     return status in (200, 201)
 
 
-async def _mcp(http: _Http, operation: str, work: Workload, request_id: int) -> bool:
+async def _mcp(http: _Http, operation: str, work: Workload, request_id: int, revision: str) -> bool:
     if operation == "search":
         name, arguments = "memory-search", work.search()
     elif operation == "write":
         name, arguments = "memory-write", work.write()
     else:
         name, arguments = "memory-get", {"id": work.get()}
-    message = {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments},
-    }
-    status, payload = await http.request("POST", "/mcp", message, accept=MCP_ACCEPT)
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    extra = ""
+    if revision != MCP_REVISIONS[0]:
+        params["_meta"] = MODERN_ENVELOPE
+        extra = f"MCP-Protocol-Version: {revision}\r\nMcp-Method: tools/call\r\nMcp-Name: {name}\r\n"
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    status, payload = await http.request("POST", "/mcp", message, accept=MCP_ACCEPT, extra=extra)
     if status != 200:
         return False
     body = json.loads(payload)
@@ -227,6 +236,7 @@ class Target:
     base: str
     token: str
     work: Workload
+    mcp_revision: str = MCP_REVISIONS[0]
 
 
 @dataclass
@@ -252,7 +262,7 @@ async def _client(target: Target, transport: str, tally: Tally, stop: Stop) -> N
                 if transport == "rest":
                     ok = await asyncio.wait_for(_rest(http, operation, work), 60)
                 else:
-                    ok = await asyncio.wait_for(_mcp(http, operation, work, request_id), 60)
+                    ok = await asyncio.wait_for(_mcp(http, operation, work, request_id, target.mcp_revision), 60)
             except Exception as error:  # every failure is counted and shown, not raised
                 ok = False
                 await http.close()
@@ -494,7 +504,7 @@ def _with_own_server(args: argparse.Namespace) -> dict[str, Any]:
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_ready(base, server, log)
-        return measure(Target(base, token, work), server.pid, args)
+        return measure(Target(base, token, work, args.mcp_revision), server.pid, args)
     finally:
         server.terminate()
         server.wait(timeout=60)
@@ -515,7 +525,7 @@ def _against(args: argparse.Namespace) -> dict[str, Any]:
     texts = [memory["current_content"] for memory in listed]
     queries = [" ".join(text.split()[:6]) for text in texts]
     work = Workload(queries, texts, [memory["id"] for memory in listed], seed=11, mix=args.mix)
-    return measure(Target(args.url.rstrip("/"), args.token, work), args.server_pid, args)
+    return measure(Target(args.url.rstrip("/"), args.token, work, args.mcp_revision), args.server_pid, args)
 
 
 def main() -> None:
@@ -530,6 +540,9 @@ def main() -> None:
         "--mix",
         default="search=70,write=20,get=10",
         help="What the clients send, as weights (search=70,write=20,get=10); an operation left out is not sent.",
+    )
+    parser.add_argument(
+        "--mcp-revision", choices=MCP_REVISIONS, default=MCP_REVISIONS[0], help="The MCP revision clients speak."
     )
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--max-requests", type=int, default=100_000, help="Stop the mixed phase after this many.")
@@ -555,8 +568,8 @@ def main() -> None:
     else:
         with bench_database("load", keep=args.keep):
             result = _with_own_server(args)
-    result = {"benchmark": "load", "clients": args.clients, "memories": args.memories, "mix": dict(args.mix), **result,
-              "load_average": os.getloadavg()}  # fmt: skip
+    result = {"benchmark": "load", "clients": args.clients, "memories": args.memories, "mix": dict(args.mix),
+              "mcp_revision": args.mcp_revision, **result, "load_average": os.getloadavg()}  # fmt: skip
     mixed = result["mixed"]
     print(
         f"\n{mixed['requests']} requests in {mixed['seconds']} s: {mixed['requests_per_s']} requests/s, "

@@ -23,6 +23,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types import (
+    HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -86,6 +87,8 @@ __all__ = [
     "build_server",
     "dump_message",
     "http_exchange",
+    "http_precheck",
+    "is_modern",
     "message_from",
     "params_problem",
     "request_version",
@@ -248,6 +251,35 @@ def request_version(headers: Mapping[str, str], params: Any) -> str:
     if not isinstance(version, str):
         version = headers.get("mcp-protocol-version")
     return version if version in KNOWN_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
+
+
+def is_modern(headers: Mapping[str, str]) -> bool:
+    """Whether an HTTP request is of the 2026-07-28 era: its ``MCP-Protocol-Version`` header names a
+    revision that has no handshake (the SDK routes by the same rule)."""
+    version = headers.get("mcp-protocol-version")
+    return version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+def http_precheck(headers: Mapping[str, str], payload: dict[str, Any]) -> tuple[int, int, str] | None:
+    """(HTTP status, JSON-RPC code, message) for a request the SDK would answer less helpfully, else None.
+
+    Parameters that do not fit the method are said in a line (200 for the handshake era, 400 for
+    2026-07-28, as its table of statuses says); a request carrying the 2026-07-28 envelope without
+    the header that must repeat it is refused as the revision refuses headers that disagree. A
+    2026-07-28 request without its envelope is left to the SDK, whose message names the keys."""
+    params = payload.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    enveloped = isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta
+    modern = is_modern(headers)
+    if enveloped and headers.get("mcp-protocol-version") is None:
+        said = "a request carrying the 2026-07-28 _meta envelope must send the MCP-Protocol-Version header too"
+        return 400, HEADER_MISMATCH, said
+    if modern and not enveloped:
+        return None
+    problem = params_problem(payload["method"], params, request_version(headers, params))
+    if problem is None:
+        return None
+    return (400 if modern else 200), *problem
 
 
 def params_problem(method: str, params: Any, version: str) -> tuple[int, str] | None:

@@ -19,12 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.db import DataError
 from pydantic import BaseModel, ConfigDict, create_model
 from pydantic import ValidationError as PydanticValidationError
 
-from mcp_api import sdk
+from mcp_api import bridge, sdk
 from mcp_api.context import current_principal
 from memory_platform.exceptions import DATABASE_UNAVAILABLE, DomainError, NotFound, database_unavailable
 
@@ -168,7 +167,7 @@ def tool(
             return _invoke(fn, kwargs)
 
         async def call(arguments: dict[str, Any]) -> tuple[list[str], bool]:
-            return await sync_to_async(run)(arguments)
+            return await bridge.on_calling_thread(lambda: run(arguments))
 
         registry.tools[name] = sdk.ToolRecord(
             name=name,
@@ -252,5 +251,13 @@ def _render(name: str) -> str:
         raise sdk.ResourceProblem(error.message, not_found=isinstance(error, NotFound)) from None
 
 
-registry.read_resource = sync_to_async(_read)
-registry.render_prompt = sync_to_async(_render)
+async def _read_on_calling_thread(uri: str) -> tuple[str, str]:
+    return await bridge.on_calling_thread(lambda: _read(uri))
+
+
+async def _render_on_calling_thread(name: str) -> str:
+    return await bridge.on_calling_thread(lambda: _render(name))
+
+
+registry.read_resource = _read_on_calling_thread
+registry.render_prompt = _render_on_calling_thread

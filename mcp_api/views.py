@@ -16,12 +16,11 @@ import logging
 from typing import Any
 from urllib.parse import urlsplit
 
-from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from mcp_api import sdk
+from mcp_api import bridge, sdk
 from mcp_api.context import reset_principal, set_principal
 from mcp_api.registry import get_server
 from memory_platform import json_input
@@ -121,16 +120,15 @@ def _mcp_endpoint(request: HttpRequest) -> HttpResponse:  # noqa: PLR0911 - one 
     if not isinstance(payload, dict | list):
         return _error(400, INVALID_REQUEST, "the body must be a JSON-RPC request object")
     if isinstance(payload, dict) and isinstance(payload.get("method"), str) and "id" in payload:
-        version = sdk.request_version(request.headers, payload.get("params"))
-        problem = sdk.params_problem(payload["method"], payload.get("params"), version)
-        if problem is not None:  # answered as the SDK would (200), saying what is wrong
-            code, said = problem
+        problem = sdk.http_precheck(request.headers, payload)
+        if problem is not None:  # answered as the SDK would, saying what is wrong
+            status, code, said = problem
             body = {"jsonrpc": "2.0", "id": payload["id"], "error": {"code": code, "message": said}}
-            return JsonResponse(body, status=200)
+            return JsonResponse(body, status=status)
 
     token = set_principal(principal)
     try:
-        answer = async_to_sync(sdk.http_exchange)(get_server(), _asgi_scope(request), request.body)
+        answer = bridge.run(sdk.http_exchange(get_server(), _asgi_scope(request), request.body))
     finally:
         reset_principal(token)
     response = HttpResponse(answer.body, status=answer.status)
