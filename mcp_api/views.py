@@ -63,9 +63,20 @@ def _origin_allowed(request: HttpRequest) -> bool:
     return bool(parts.netloc) and (parts.scheme, parts.netloc) == (request.scheme, request.get_host())
 
 
-def _bearer_challenge(description: str) -> str:
+def _resource(request: HttpRequest) -> str:
+    """This endpoint's URI: the resource OAuth access tokens for it are bound to (RFC 8707)."""
+    return request.build_absolute_uri(request.path)
+
+
+def _bearer_challenge(request: HttpRequest, description: str | None = None) -> str:
+    """``WWW-Authenticate`` for a 401: where the protected-resource metadata is (RFC 9728), which
+    names the authorization server an MCP host signs in with; and what was wrong, if anything."""
+    metadata = request.build_absolute_uri(f"/.well-known/oauth-protected-resource{request.path}")
+    challenge = f'Bearer realm="memory-platform", resource_metadata="{metadata}"'
+    if description is None:
+        return challenge
     safe = description.replace('"', "'")
-    return f'Bearer realm="memory-platform", error="invalid_token", error_description="{safe}"'
+    return f'{challenge}, error="invalid_token", error_description="{safe}"'
 
 
 @csrf_exempt
@@ -102,12 +113,12 @@ def _mcp_endpoint(request: HttpRequest) -> HttpResponse:  # noqa: PLR0911 - one 
             return _error(
                 401,
                 UNAUTHORIZED,
-                f"missing bearer token: {BEARER_HINT}",
-                WWW_Authenticate='Bearer realm="memory-platform"',
+                f"missing bearer token: {BEARER_HINT} (an API token, or an OAuth access token)",
+                WWW_Authenticate=_bearer_challenge(request),
             )
-        principal = principal_for_token(credential)
+        principal = principal_for_token(credential, resource=_resource(request))
     except AuthenticationFailed as error:
-        return _error(401, UNAUTHORIZED, error.message, WWW_Authenticate=_bearer_challenge(error.message))
+        return _error(401, UNAUTHORIZED, error.message, WWW_Authenticate=_bearer_challenge(request, error.message))
 
     wait = retry_after(principal)
     if wait is not None:

@@ -95,6 +95,13 @@ VARIABLES: dict[str, Variable] = {
     "MEMORY_BATCH_MAX_ENTRIES": Variable(SECURITY, "Most memories one batch write may hold."),
     "MCP_SEARCH_DEFAULT_LIMIT": Variable(SECURITY, "Results of an MCP search without `limit`."),
     "MEMORY_PLATFORM_TOKEN": Variable(SECURITY, "The token `manage.py mcp_stdio` acts with.", "unset"),
+    "OAUTH_ACCESS_TOKEN_SECONDS": Variable(SECURITY, "Lifetime of an OAuth access token an MCP host gets."),
+    "OAUTH_REFRESH_TOKEN_SECONDS": Variable(
+        SECURITY, "Lifetime of an OAuth refresh token (each use replaces it with a new one)."
+    ),
+    "OAUTH_REDIRECT_URI_SCHEMES": Variable(
+        SECURITY, "Schemes a registered OAuth client's redirect URIs may use (add a desktop host's own scheme)."
+    ),
     # --- embeddings
     "EMBEDDING_PROVIDER": Variable(
         EMBEDDINGS, "`local` (offline all-MiniLM-L6-v2) or `openai` (any compatible endpoint)."

@@ -41,6 +41,9 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 # Behind a TLS-terminating proxy (production): trust its X-Forwarded-Proto, mark cookies secure,
 # send HSTS and redirect plain HTTP. Off by default, so `make run` on http://127.0.0.1 works.
 HTTPS = env_bool("HTTPS", False)
+# OAuth clients may register http redirect URIs on loopback hosts only (RFC 8252; enforced in
+# identity/validators.py), which django-oauth-toolkit's check cannot tell from any http.
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
 if HTTPS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
@@ -53,7 +56,7 @@ if HTTPS:
     if not SECURE_HSTS_PRELOAD:
         # Preloading commits the domain and its subdomains to HTTPS in browsers for good: the
         # owner of the domain opts in (SECURE_HSTS_PRELOAD=1); not doing so is not a warning.
-        SILENCED_SYSTEM_CHECKS = ["security.W021"]
+        SILENCED_SYSTEM_CHECKS.append("security.W021")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
@@ -98,6 +101,8 @@ INSTALLED_APPS = [
     "curation",
     "mcp_api",
     "rest_api",
+    "oauth2_provider",
+    "identity",
 ]
 
 MIDDLEWARE = [
@@ -420,6 +425,51 @@ MCP_MAX_BODY_BYTES = env_int("MCP_MAX_BODY_BYTES", 1_000_000)
 # Every interface reads JSON through memory_platform/json_input.py: no deeper than this, valid Unicode.
 JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 32)
 MCP_SEARCH_DEFAULT_LIMIT = env_int("MCP_SEARCH_DEFAULT_LIMIT", 50)
+
+# OAuth 2.1 for agents (MCP hosts): this platform is the authorization server (django-oauth-toolkit:
+# authorization code with PKCE, refresh, revocation, RFC 8414 and RFC 9728 metadata, dynamic client
+# registration) and /mcp the protected resource. An access token maps to the Principal its grant
+# names (organizations/oauth.py); people approve clients on /oauth/authorize/ after signing in.
+LOGIN_URL = "/accounts/login/"
+OAUTH_ACCESS_TOKEN_SECONDS = env_int("OAUTH_ACCESS_TOKEN_SECONDS", 3600)
+OAUTH_REFRESH_TOKEN_SECONDS = env_int("OAUTH_REFRESH_TOKEN_SECONDS", 2_592_000)  # 30 days
+OAUTH2_PROVIDER = {
+    "PKCE_REQUIRED": True,
+    "ALLOWED_REDIRECT_URI_SCHEMES": env_list("OAUTH_REDIRECT_URI_SCHEMES", ["http", "https"]),
+    "ALLOW_LOCALHOST_LOOPBACK": True,  # RFC 8252: native clients listen on any loopback port
+    "ACCESS_TOKEN_EXPIRE_SECONDS": OAUTH_ACCESS_TOKEN_SECONDS,
+    "REFRESH_TOKEN_EXPIRE_SECONDS": OAUTH_REFRESH_TOKEN_SECONDS,
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "SCOPES": {"mcp": "Use an organization's shared memory over MCP"},
+    "DEFAULT_SCOPES": ["mcp"],
+    "OAUTH2_VALIDATOR_CLASS": "identity.validators.Validator",
+    "REQUEST_APPROVAL_PROMPT": "force",
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_post", "client_secret_basic"],
+    "OAUTH2_PROTECTED_RESOURCE_NAME": "Memory Platform (MCP)",
+    # Every behaviour of the OAuth 2.0 Security BCP (RFC 9700) the toolkit can switch on: no implicit
+    # or password grant, S256 PKCE only and required, tokens in headers only, `iss` in authorization
+    # responses, exact redirect URIs, sender-bound refresh rotation, hashed token storage. Plain
+    # http redirect URIs stay allowed for loopback hosts only (see SILENCED_SYSTEM_CHECKS above).
+    **{
+        f"COMPLIANT_BCP_RFC9700_{rule}": True
+        for rule in (
+            "ACCESS_TOKEN_TRANSPORT",
+            "AUTHZ_RESPONSE_ISS",
+            "IMPLICIT_GRANT",
+            "PASSWORD_GRANT",
+            "PKCE_METHOD",
+            "PKCE_REQUIRED",
+            "REDIRECT_URI_MATCHING",
+            "REFRESH_TOKEN",
+            "TOKEN_STORAGE",
+        )
+    },
+}
 
 # REST API (/api/v1/, schema at /api/schema/, interactive docs at /api/docs/).
 API_THROTTLE_RATE = env_str("API_THROTTLE_RATE", "1200/min")  # per token or person; empty turns it off

@@ -6,6 +6,7 @@ from django.urls import include, path
 from django.views import defaults
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from identity.views import SignInView
 from mcp_api.views import mcp_endpoint
 from memory_platform.views import healthz
 from organizations.password_links import SetPasswordDoneView, SetPasswordView
@@ -18,6 +19,9 @@ urlpatterns = [
     path("accounts/set-password/done/", SetPasswordDoneView.as_view(), name="set-password-done"),
     path("accounts/set-password/<uidb64>/<token>/", SetPasswordView.as_view(), name="set-password"),
     path("mcp", mcp_endpoint, name="mcp"),
+    # OAuth for agents: metadata under /.well-known/, the authorization server under /oauth/.
+    path("", include("identity.urls")),
+    path("accounts/login/", SignInView.as_view(), name="login"),
     path("api/v1/", include("rest_api.urls")),
     # Log in and out of the browsable API (any member, not only admin staff).
     path("api/auth/", include("rest_framework.urls")),

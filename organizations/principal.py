@@ -21,6 +21,8 @@ class Principal:
     is_superuser: bool = False
     # Set for people acting on the host itself (manage.py), who hold no token or login.
     operator: str | None = None
+    # The OAuth client acting for ``user`` with an access token it was granted (its name).
+    client: str | None = None
 
     @classmethod
     def for_operator(cls, organization: Organization, name: str = "manage.py") -> Principal:
@@ -37,6 +39,8 @@ class Principal:
         if self.token is not None:
             owner = f" for {self.token.user.get_username()}" if self.token.user else ""
             return f"token {self.token.display}{owner}"
+        if self.client is not None and self.user is not None:
+            return f"oauth client {self.client} for {self.user.get_username()}"
         if self.user is not None:
             return f"user {self.user.get_username()}"
         return f"operator ({self.operator or 'system'})"
@@ -46,6 +50,8 @@ class Principal:
         """Whom the rate limit counts this principal's requests against: its token, else its person."""
         if self.token is not None:
             return f"token:{self.token.prefix}"
+        if self.client is not None and self.user is not None:
+            return f"oauth:{self.client}:{self.user.pk}"
         if self.user is not None:
             return f"user:{self.user.pk}"
         return None

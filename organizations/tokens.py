@@ -18,11 +18,13 @@ from memory_platform.exceptions import AuthenticationFailed, NotFound, Validatio
 from organizations import selectors
 from organizations.audit import audit_record
 from organizations.models import (
+    TOKEN_SCHEME,
     ApiToken,
     Role,
     User,
     hash_token_secret,
 )
+from organizations.oauth import principal_for_access_token
 from organizations.principal import Principal
 from organizations.services import validate_role
 
@@ -157,10 +159,15 @@ def bearer_token(header: str) -> str | None:
     return credential.strip()
 
 
-def principal_for_token(raw_token: str) -> Principal:
-    """Authenticate a bearer token. Every failure says what is wrong without saying what exists."""
+def principal_for_token(raw_token: str, resource: str | None = None) -> Principal:
+    """Authenticate a bearer token. Every failure says what is wrong without saying what exists.
+
+    ``resource`` is this server's URI of the endpoint called, where OAuth access tokens are accepted
+    (organizations.oauth: they are bound to it); elsewhere only API tokens are."""
     raw_token = raw_token.strip()
     prefix = ApiToken.split(raw_token)
+    if prefix is None and resource is not None and not raw_token.startswith(f"{TOKEN_SCHEME}_"):
+        return principal_for_access_token(raw_token, resource)
     if prefix is None:
         raise AuthenticationFailed("malformed token: expected 'mp_<prefix>_<secret>' as the Bearer credential")
     with prepared_cursor() as cursor:
