@@ -12,7 +12,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: run test install install-dev browser lint typecheck format docs docs-serve site clean-db inspector-check api-check help FORCE
+.PHONY: run test install install-dev browser lint typecheck format docs docs-serve site clean-db inspector-check conformance-check api-check help FORCE
 
 help:
 	@echo "make run    install, start the embedded database, migrate and serve on http://127.0.0.1:8000"
@@ -95,6 +95,11 @@ clean-db: install
 # An independent MCP client (the MCP Inspector CLI, pinned in scripts/inspector) against a live server.
 inspector-check: install
 	$(PY) scripts/inspector_check.py
+
+# The MCP conformance suite (pinned in scripts/conformance, with the Node 22 it needs) against a live
+# server: every scenario a server with these tools can answer, in both protocol revisions.
+conformance-check: install
+	$(PY) scripts/conformance_check.py
 
 # An independent REST client (Schemathesis, pinned in requirements-dev.txt) fuzzing a live server against
 # its own OpenAPI schema: no 5xx, no response outside the schema, no invalid input accepted, no auth bypass.

@@ -177,11 +177,10 @@ def build_server(registry: Registry, *, name: str, version: str, instructions: s
 
     async def call_tool(_ctx: Any, params: CallToolRequestParams) -> CallToolResult:
         record = registry.tools.get(params.name)
-        if record is None:
+        if record is None:  # a protocol error, as the specification says, not a tool result
             known = ", ".join(sorted(registry.tools))
-            texts, is_error = [f"Unknown tool: {params.name}; the tools are: {known}"], True
-        else:
-            texts, is_error = await record.call(dict(params.arguments or {}))
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}; the tools are: {known}")
+        texts, is_error = await record.call(dict(params.arguments or {}))
         return CallToolResult(content=[TextContent(type="text", text=text) for text in texts], is_error=is_error)
 
     def _resources(templates: bool) -> list[ResourceRecord]:
@@ -203,13 +202,15 @@ def build_server(registry: Registry, *, name: str, version: str, instructions: s
             ]
         )
 
-    async def read_resource(_ctx: Any, params: ReadResourceRequestParams) -> ReadResourceResult:
+    async def read_resource(ctx: Any, params: ReadResourceRequestParams) -> ReadResourceResult:
         uri = str(params.uri)
         try:
             text, mime_type = await registry.read_resource(uri)
         except ResourceProblem as problem:
-            code = RESOURCE_NOT_FOUND if problem.not_found else INVALID_PARAMS
-            raise MCPError(code=code, message=problem.message) from None
+            # A missing resource is -32002 up to 2025-11-25; 2026-07-28 (SEP-2164) says -32602.
+            modern = getattr(ctx, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS
+            code = RESOURCE_NOT_FOUND if problem.not_found and not modern else INVALID_PARAMS
+            raise MCPError(code=code, message=problem.message, data={"uri": uri}) from None
         return ReadResourceResult(contents=[TextResourceContents(uri=uri, text=text, mime_type=mime_type)])
 
     async def list_prompts(_ctx: Any, _params: Any) -> ListPromptsResult:

@@ -26,17 +26,18 @@ from tests.conftest import Tenant
 from tests.mcp.client import McpClient
 from tests.mcp.inprocess import InProcessMcpClient
 
-Connect = Callable[[str], McpClient]
+Connect = Callable[..., McpClient]  # (raw token, mode="auto" | "legacy")
 
 
 @pytest.fixture
 def connect(request: pytest.FixtureRequest) -> Iterator[Connect]:
-    """``connect(raw_token)``: an MCP client acting with that token (of the live server if ``mcp_live``)."""
+    """``connect(raw_token, mode="auto")``: an MCP client acting with that token (of the live server if
+    ``mcp_live``), speaking 2026-07-28 (``"auto"``) or 2025-11-25 (``"legacy"``)."""
     clients: list[McpClient] = []
     live_url = request.getfixturevalue("mcp_url") if request.node.get_closest_marker("mcp_live") else None
 
-    def make(token: str) -> McpClient:
-        clients.append(McpClient(live_url, token) if live_url else InProcessMcpClient(token))
+    def make(token: str, mode: str = "auto") -> McpClient:
+        clients.append(McpClient(live_url, token, mode) if live_url else InProcessMcpClient(token, mode=mode))
         return clients[-1]
 
     yield make

@@ -7,8 +7,9 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from tests.conftest import Tenant
 from tests.mcp.client import McpClient
-from tests.mcp.conftest import WriteMemory
+from tests.mcp.conftest import Connect, WriteMemory
 from tests.mcp.contract import assert_memory_shape
 
 pytestmark = pytest.mark.django_db
@@ -37,21 +38,25 @@ def test_an_unknown_memory_is_not_found(agent: McpClient) -> None:
     assert "not found" in agent.read_resource_error(f"memory://{missing}")
 
 
-def test_a_missing_resource_is_a_not_found_error_with_its_own_code(agent: McpClient) -> None:
+@pytest.mark.parametrize(("mode", "not_found"), [("legacy", -32002), ("auto", -32602)])
+def test_a_missing_resource_is_a_not_found_error_with_the_code_of_its_revision(
+    acme: Tenant, connect: Connect, mode: str, not_found: int
+) -> None:
+    """-32002 up to 2025-11-25; 2026-07-28 (SEP-2164) standardizes on -32602, with the URI in data."""
     missing = str(uuid.uuid4())
+    agent = connect(acme.raw_tokens["agent"], mode=mode)
 
-    async def read(session: Client) -> tuple[int, str]:
+    async def read(session: Client) -> tuple[int, str, object]:
         try:
             await session.read_resource(f"memory://{missing}")  # type: ignore[arg-type]
         except MCPError as error:
-            return error.error.code, error.error.message
+            return error.error.code, error.error.message, error.error.data
         raise AssertionError("readable")
 
-    code, message = agent.run(read)
-    assert code == -32002
-    assert message == f"memory {missing} not found"
+    code, message, data = agent.run(read)
+    assert (code, message, data) == (not_found, f"memory {missing} not found", {"uri": f"memory://{missing}"})
     code, message = agent.run(_unknown)
-    assert code == -32002 and "the resources are:" in message and "memory://{id}" in message
+    assert code == not_found and "the resources are:" in message and "memory://{id}" in message
 
 
 async def _unknown(session: Client) -> tuple[int, str]:
