@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 
 import pytest
 from django.test import Client
-from django.utils import timezone
-from oauth2_provider.models import get_access_token_model, get_application_model
+from oauth2_provider.models import get_application_model
 
 from memory_platform.exceptions import AuthenticationFailed
 from organizations.grants import grant_scope, parse_grant
 from organizations.models import AuditEvent, Membership, Role, User
 from organizations.tokens import principal_for_token
 from tests.conftest import Tenant
+from tests.oauth import oauth_access_token
 
 pytestmark = pytest.mark.django_db
 
@@ -29,22 +28,14 @@ def ada(acme: Tenant) -> User:
 
 
 def _token(user: User, *, scope: str, resource: list[str] | None = None, expires_in: int = 3600) -> str:
-    application = get_application_model().objects.create(
-        name="Test Host",
-        client_type="public",
-        authorization_grant_type="authorization-code",
-        redirect_uris="http://127.0.0.1:8123/callback",
-    )
-    raw = f"oauth-{user.pk}-{scope.replace(' ', '-')}-{expires_in}"
-    get_access_token_model().objects.create(
-        user=user,
-        application=application,
-        token=raw,
+    return oauth_access_token(
+        user,
+        organization="acme",
+        role=Role.AGENT,
         scope=scope,
         resource=[RESOURCE] if resource is None else resource,
-        expires=timezone.now() + timedelta(seconds=expires_in),
+        expires_in=expires_in,
     )
-    return raw
 
 
 def test_the_grant_travels_in_the_scope() -> None:
@@ -76,6 +67,7 @@ def test_the_role_follows_the_membership_down_and_out(acme: Tenant, ada: User) -
     ("resource", "expires_in", "said"),
     [
         (["http://elsewhere.example/mcp"], 3600, "not issued for http://testserver/mcp"),
+        (["http://testserver/mcp/elsewhere"], 3600, "not issued for"),
         ([], 3600, "not issued for"),
         (None, -5, "expired"),
     ],
@@ -103,6 +95,8 @@ def test_oauth_tokens_open_mcp_only(ada: User) -> None:
 
     with pytest.raises(AuthenticationFailed, match="malformed token"):
         principal_for_token(raw)  # REST and stdio take API tokens
+    refused = Client().get("/api/v1/memories/", headers={"Authorization": f"Bearer {raw}"})
+    assert refused.status_code == 401
 
 
 def test_what_an_oauth_client_writes_is_audited_as_the_client_for_the_person(acme: Tenant, ada: User) -> None:

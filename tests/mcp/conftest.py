@@ -24,17 +24,26 @@ from django.conf import settings
 
 from tests.conftest import Tenant
 from tests.mcp.client import McpClient
-from tests.mcp.inprocess import InProcessMcpClient
+from tests.mcp.inprocess import IN_PROCESS_URL, InProcessMcpClient
 
 Connect = Callable[..., McpClient]  # (raw token, mode="auto" | "legacy")
 
 
 @pytest.fixture
-def connect(request: pytest.FixtureRequest) -> Iterator[Connect]:
+def endpoint(request: pytest.FixtureRequest) -> str:
+    """The URL ``connect``'s clients call: the live server's if ``mcp_live``, else the in-process one
+    (what OAuth access tokens for them are bound to)."""
+    if request.node.get_closest_marker("mcp_live"):
+        return str(request.getfixturevalue("mcp_url"))
+    return IN_PROCESS_URL
+
+
+@pytest.fixture
+def connect(request: pytest.FixtureRequest, endpoint: str) -> Iterator[Connect]:
     """``connect(raw_token, mode="auto")``: an MCP client acting with that token (of the live server if
     ``mcp_live``), speaking 2026-07-28 (``"auto"``) or 2025-11-25 (``"legacy"``)."""
     clients: list[McpClient] = []
-    live_url = request.getfixturevalue("mcp_url") if request.node.get_closest_marker("mcp_live") else None
+    live_url = endpoint if request.node.get_closest_marker("mcp_live") else None
 
     def make(token: str, mode: str = "auto") -> McpClient:
         clients.append(McpClient(live_url, token, mode) if live_url else InProcessMcpClient(token, mode=mode))

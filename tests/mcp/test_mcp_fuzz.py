@@ -26,8 +26,10 @@ from mcp_api.registry import offered
 from tests.artifacts import record
 from tests.conftest import Tenant
 from tests.mcp.client import McpClient
+from tests.mcp.conftest import Connect
 from tests.mcp.http import bearer
 from tests.mcp.stdio import handshake, read_message
+from tests.oauth import oauth_access_token
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.mcp_live]
 
@@ -82,8 +84,15 @@ def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     return JSON if kind != "object" else st.dictionaries(st.text(max_size=12), JSON, max_size=4)
 
 
+@pytest.mark.parametrize("caller", ["token", "oauth"])
 @pytest.mark.parametrize("name", sorted(TOOLS))
-def test_every_tool_answers_whatever_its_schema_allows(agent: McpClient, name: str) -> None:
+def test_every_tool_answers_whatever_its_schema_allows(
+    acme: Tenant, agent: McpClient, name: str, caller: str, *, connect: Connect, endpoint: str
+) -> None:
+    """As an agent with an API token, and as an MCP host signed in with OAuth for an agent person."""
+    if caller == "oauth":
+        assert acme.person.user is not None
+        agent = connect(oauth_access_token(acme.person.user, organization="acme", role="agent", resource=endpoint))
     calls = 0
 
     @FUZZ
@@ -96,7 +105,7 @@ def test_every_tool_answers_whatever_its_schema_allows(agent: McpClient, name: s
             assert internal not in result.text, (name, arguments, result.text[:500])
 
     one()
-    record("hardening", f"fuzz: {name} over in-process /mcp", calls)
+    record("hardening", f"fuzz: {name} over in-process /mcp ({caller})", calls)
 
 
 def test_http_answers_any_json_rpc_body(mcp_url: str, mcp_server_log: Path, acme: Tenant) -> None:

@@ -1,7 +1,8 @@
 """Tenant isolation over MCP, generated from the live surface of a running server.
 
 What the server lists on the wire (tools/list, resources/list, resources/templates/list,
-prompts/list) is called by a token of every role of globex, and of a globex person: every tool with
+prompts/list) is called by a token of every role of globex, by a globex person, and by an MCP host
+signed in with OAuth for a globex person: every tool with
 acme's objects wherever its schema takes one (memory ids, fact ids, entity names, repository
 slugs, proposal ids), every resource and template (with acme's ids), every prompt. Nothing of
 acme's is shown, nothing of acme's changes, no call fails inside; a new tool, resource or prompt is
@@ -27,6 +28,7 @@ from organizations.services import repository_get_or_create
 from tests.artifacts import record
 from tests.conftest import MemoryFactory, Tenant
 from tests.mcp.conftest import Connect
+from tests.oauth import oauth_access_token
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.mcp_live]
 
@@ -112,12 +114,17 @@ def _surface(client: Any) -> tuple[list[Any], list[str], list[str], list[str]]:
     return result
 
 
-@pytest.mark.parametrize("who", [*Role.values, "person"])
+@pytest.mark.parametrize("who", [*Role.values, "person", "oauth"])
 def test_no_principal_of_another_organization_reaches_acme_over_mcp(
-    acme: Tenant, globex: Tenant, make_memory: MemoryFactory, connect: Connect, who: str
+    acme: Tenant, globex: Tenant, make_memory: MemoryFactory, who: str, *, connect: Connect, endpoint: str
 ) -> None:
     objects = Acme(acme, make_memory)
-    client = connect(globex.raw_tokens[who])
+    if who == "oauth":
+        assert globex.person.user is not None
+        raw = oauth_access_token(globex.person.user, organization="globex", role=Role.AGENT, resource=endpoint)
+    else:
+        raw = globex.raw_tokens[who]
+    client = connect(raw)
     tools, resources, templates, prompts = _surface(client)
     assert len(tools) >= 18 and resources and templates and prompts
     before = _acme_state()
