@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import REDIRECT_FIELD_NAME
 from django.http import HttpRequest
@@ -24,6 +25,7 @@ class CuratorSite(admin.AdminSite):
     site_title = "Memory Platform"
     index_title = "Curate your organization's memory"
     site_url = "/api/docs/"
+    login_template = "admin/curation/login.html"
 
     def get_urls(self) -> list[URLResolver | URLPattern]:
         from curation import review
@@ -47,6 +49,12 @@ class CuratorSite(admin.AdminSite):
         # queue on to the dashboard), unless the login was asked for on the way to another page.
         if REDIRECT_FIELD_NAME not in request.GET and REDIRECT_FIELD_NAME not in request.POST:
             extra_context = {REDIRECT_FIELD_NAME: reverse("admin:review_queue"), **(extra_context or {})}
+        extra_context = {
+            "single_sign_on": bool(settings.SSO_OIDC_ISSUER),
+            "password_login": settings.PASSWORD_LOGIN,
+            "sso_failed": request.GET.get("sso") == "failed",
+            **(extra_context or {}),
+        }
         return super().login(request, extra_context)
 
     def index(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:

@@ -96,6 +96,20 @@ VARIABLES: dict[str, Variable] = {
     "MCP_SEARCH_DEFAULT_LIMIT": Variable(SECURITY, "Results of an MCP search without `limit`."),
     "MEMORY_PLATFORM_TOKEN": Variable(SECURITY, "The token `manage.py mcp_stdio` acts with.", "unset"),
     "OAUTH_ACCESS_TOKEN_SECONDS": Variable(SECURITY, "Lifetime of an OAuth access token an MCP host gets."),
+    "SSO_OIDC_ISSUER": Variable(
+        SECURITY, "Your OpenID Connect provider's issuer URL: people sign in to the admin with it.", "unset: off"
+    ),
+    "SSO_OIDC_CLIENT_ID": Variable(SECURITY, "This platform's client id at the provider.", "empty"),
+    "SSO_OIDC_CLIENT_SECRET": Variable(SECURITY, "This platform's client secret at the provider.", "empty"),
+    "SSO_OIDC_SCOPES": Variable(SECURITY, "Scopes asked of the provider (they must bring the groups claim)."),
+    "SSO_GROUPS_CLAIM": Variable(SECURITY, "The claim listing a person's groups."),
+    "SSO_USERNAME_CLAIM": Variable(SECURITY, "The claim that is a person's username here (else `sub`)."),
+    "SSO_GROUP_ROLES": Variable(
+        SECURITY,
+        "Memberships the provider's groups give, at every sign-in: `group=organization-slug:role,...`.",
+        "empty",
+    ),
+    "PASSWORD_LOGIN": Variable(SECURITY, "Password sign-in beside single sign-on; `false` leaves single sign-on only."),
     "OAUTH_REFRESH_TOKEN_SECONDS": Variable(
         SECURITY, "Lifetime of an OAuth refresh token (each use replaces it with a new one)."
     ),

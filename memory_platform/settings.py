@@ -102,6 +102,7 @@ INSTALLED_APPS = [
     "mcp_api",
     "rest_api",
     "oauth2_provider",
+    "mozilla_django_oidc",
     "identity",
 ]
 
@@ -470,6 +471,28 @@ OAUTH2_PROVIDER = {
         )
     },
 }
+
+# Single sign-on for people (the admin) through the organization's OpenID Connect provider
+# (identity/sso.py, mozilla-django-oidc); off while SSO_OIDC_ISSUER is unset. SSO_GROUP_ROLES maps the
+# provider's groups to memberships: "group=organization-slug:role,...".
+SSO_OIDC_ISSUER = env_str("SSO_OIDC_ISSUER", "")
+SSO_GROUPS_CLAIM = env_str("SSO_GROUPS_CLAIM", "groups")
+SSO_USERNAME_CLAIM = env_str("SSO_USERNAME_CLAIM", "preferred_username")
+SSO_GROUP_ROLES = dict(item.partition("=")[::2] for item in env_list("SSO_GROUP_ROLES", []))
+# Password sign-in (the admin's login form, /accounts/login/); off leaves single sign-on only.
+PASSWORD_LOGIN = env_bool("PASSWORD_LOGIN", True)
+if SSO_OIDC_ISSUER:
+    AUTHENTICATION_BACKENDS.insert(1, "identity.sso.SingleSignOnBackend")
+    OIDC_RP_CLIENT_ID = env_str("SSO_OIDC_CLIENT_ID", "")
+    OIDC_RP_CLIENT_SECRET = env_str("SSO_OIDC_CLIENT_SECRET", "")
+    OIDC_RP_SIGN_ALGO = "RS256"
+    OIDC_RP_SCOPES = env_str("SSO_OIDC_SCOPES", "openid email profile groups")
+    OIDC_AUTHENTICATE_CLASS = "identity.sso.AuthenticationRequestView"
+    OIDC_USE_PKCE = True
+    LOGIN_REDIRECT_URL = "/admin/"
+    LOGIN_REDIRECT_URL_FAILURE = "/admin/login/?sso=failed"
+if not PASSWORD_LOGIN:
+    AUTHENTICATION_BACKENDS.remove("django.contrib.auth.backends.ModelBackend")
 
 # REST API (/api/v1/, schema at /api/schema/, interactive docs at /api/docs/).
 API_THROTTLE_RATE = env_str("API_THROTTLE_RATE", "1200/min")  # per token or person; empty turns it off

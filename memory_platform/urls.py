@@ -1,5 +1,6 @@
 from typing import Any
 
+from django.conf import settings
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import include, path
@@ -29,6 +30,9 @@ urlpatterns = [
     # The split view serves Swagger UI's start-up script as a file: no inline script, for the CSP.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
 ]
+
+if settings.SSO_OIDC_ISSUER:  # single sign-on for people: /oidc/authenticate/, /oidc/callback/
+    urlpatterns.append(path("oidc/", include("mozilla_django_oidc.urls")))
 
 API_PREFIXES = ("/api/", "/mcp")
 

@@ -24,6 +24,7 @@ from tests.mcp.conftest import (  # noqa: F401  (fixtures, found by name)
     agent,
     connect,
     curator,
+    endpoint,
     outsider,
     write_memory,
 )
