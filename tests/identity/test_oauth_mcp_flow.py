@@ -20,8 +20,6 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import httpx2
 import pytest
-from django.conf import global_settings
-from django.test import override_settings
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider, TokenStorage
 from mcp.client.streamable_http import streamable_http_client
@@ -30,10 +28,10 @@ from oauth2_provider.models import get_access_token_model, get_application_model
 
 from organizations.models import Membership, Role, User
 from tests.conftest import Tenant
+from tests.identity.conftest import PASSWORD
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "correct horse battery staple 42"
 REDIRECT_URI = "http://127.0.0.1:8123/callback"
 
 
@@ -141,15 +139,6 @@ def _raw_status(mcp_url: str, token: str) -> int:
     initialize = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
     return httpx.post(mcp_url, json=initialize, headers=headers, timeout=30).status_code
-
-
-@pytest.fixture
-def ada(acme: Tenant) -> User:
-    # The live server checks passwords with the production hashers (the tests' fast one is not among them).
-    with override_settings(PASSWORD_HASHERS=global_settings.PASSWORD_HASHERS):
-        user = User.objects.create_user("ada", password=PASSWORD)
-    Membership.objects.create(user=user, organization=acme.organization, role=Role.CURATOR)
-    return user
 
 
 def test_an_mcp_host_signs_in_with_oauth_refreshes_and_is_refused_after_revocation(

@@ -14,7 +14,7 @@ import pytest
 
 from organizations.models import Role, User
 from tests.conftest import Tenant
-from tests.identity.test_oauth_mcp_flow import Person, ada  # noqa: F401 - the ada fixture
+from tests.identity.test_oauth_mcp_flow import Person
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -31,12 +31,12 @@ def _line(process: subprocess.Popen[str]) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("mode", "revision"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
 def test_the_typescript_sdk_host_signs_in_and_calls_a_tool(
-    acme: Tenant, ada: User, mcp_server: str, mcp_url: str, mode: str, revision: str
+    acme: Tenant, ada: User, mode: str, revision: str, *, mcp_server: str, mcp_url: str
 ) -> None:
     if not NODE.exists():
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=HOST_DIR, check=True, timeout=600)  # noqa: S607
     person = Person(base=mcp_server, username="ada", organization="acme", role=Role.READER)
-    host = subprocess.Popen(  # noqa: S603
+    host = subprocess.Popen(
         [str(NODE), "host.mjs", mcp_url, mode],
         cwd=HOST_DIR,
         stdin=subprocess.PIPE,
