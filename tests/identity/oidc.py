@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import re
 import subprocess
@@ -29,11 +30,18 @@ class Provider:
         self.accounts.write_text(json.dumps(people))
 
 
+def npm_installed(directory: Path, marker: Path) -> None:
+    """``npm ci`` in ``directory`` unless ``marker`` exists; one test process at a time (xdist workers)."""
+    with (directory / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not marker.exists():
+            subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=directory, check=True, timeout=600)  # noqa: S607
+
+
 @contextmanager
 def oidc_provider(port: int, redirect_uri: str, directory: Path) -> Iterator[Provider]:
     """The provider on ``port``, with this platform registered as a client redirecting to ``redirect_uri``."""
-    if not NODE.exists():
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=PROVIDER_DIR, check=True, timeout=600)  # noqa: S607
+    npm_installed(PROVIDER_DIR, NODE)
     provider = Provider(issuer=f"http://127.0.0.1:{port}", accounts=directory / "accounts.json")
     provider.set_accounts({})
     command = [str(NODE), "server.mjs", str(port), CLIENT_ID, CLIENT_SECRET, redirect_uri, str(provider.accounts)]

@@ -14,6 +14,7 @@ import pytest
 
 from organizations.models import Role, User
 from tests.conftest import Tenant
+from tests.identity.oidc import npm_installed
 from tests.identity.test_oauth_mcp_flow import Person
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,8 +34,7 @@ def _line(process: subprocess.Popen[str]) -> dict[str, Any]:
 def test_the_typescript_sdk_host_signs_in_and_calls_a_tool(
     acme: Tenant, ada: User, mode: str, revision: str, *, mcp_server: str, mcp_url: str
 ) -> None:
-    if not NODE.exists():
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=HOST_DIR, check=True, timeout=600)  # noqa: S607
+    npm_installed(HOST_DIR, NODE)
     person = Person(base=mcp_server, username="ada", organization="acme", role=Role.READER)
     host = subprocess.Popen(
         [str(NODE), "host.mjs", mcp_url, mode],
