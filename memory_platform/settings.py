@@ -448,6 +448,11 @@ OAUTH2_PROVIDER = {
     "REQUEST_APPROVAL_PROMPT": "force",
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    # Client ID Metadata Documents: a host's client_id is an https URL of its metadata, fetched by an
+    # SSRF-hardened fetcher (public addresses only, bounded size and time; replaceable, e.g. to go
+    # through an egress proxy).
+    "CIMD_ENABLED": True,
+    "CIMD_METADATA_FETCHER": env_str("OAUTH_CIMD_FETCHER", "oauth2_provider.cimd.SafeMetadataFetcher"),
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
     "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_post", "client_secret_basic"],

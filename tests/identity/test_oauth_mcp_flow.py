@@ -101,7 +101,9 @@ class Person:
         self.answered.append({key: values[0] for key, values in query.items()})
 
 
-def _provider(mcp_url: str, person: Person, storage: Storage) -> OAuthClientProvider:
+def _provider(
+    mcp_url: str, person: Person, storage: Storage, client_metadata_url: str | None = None
+) -> OAuthClientProvider:
     async def redirect(url: str) -> None:
         await asyncio.to_thread(person.consent, url)
 
@@ -117,7 +119,14 @@ def _provider(mcp_url: str, person: Person, storage: Storage) -> OAuthClientProv
         response_types=["code"],
         token_endpoint_auth_method="none",
     )
-    return OAuthClientProvider(mcp_url, metadata, storage, redirect_handler=redirect, callback_handler=callback)
+    return OAuthClientProvider(
+        mcp_url,
+        metadata,
+        storage,
+        redirect_handler=redirect,
+        callback_handler=callback,
+        client_metadata_url=client_metadata_url,
+    )
 
 
 def _status(mcp_url: str, provider: OAuthClientProvider, mode: str) -> dict[str, Any]:
