@@ -9,40 +9,15 @@ refuses loopback addresses, as an SSRF guard must).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import httpx
 import pytest
 from oauth2_provider.models import get_application_model
 
 from organizations.models import Role, User
 from tests.conftest import Tenant
-from tests.identity.cimd import CA_VARIABLE, metadata_server
-from tests.identity.test_oauth_mcp_flow import REDIRECT_URI, Person, Storage, _provider, _status
-from tests.live_server import start_server, stop
+from tests.identity.test_oauth_mcp_flow import Person, Storage, _provider, _status
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-METADATA = {
-    "client_name": "Documented Host",
-    "redirect_uris": [REDIRECT_URI],
-    "grant_types": ["authorization_code", "refresh_token"],
-    "response_types": ["code"],
-    "token_endpoint_auth_method": "none",
-}
-
-
-@pytest.fixture
-def cimd(server_env: dict[str, str], tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """(the platform's base URL, the host's client-id document URL)."""
-    with metadata_server(tmp_path, METADATA) as (document_url, certificate):
-        env = server_env | {"OAUTH_CIMD_FETCHER": "tests.identity.cimd.LoopbackFetcher", CA_VARIABLE: str(certificate)}
-        server, base = start_server(env, tmp_path / "server.log")
-        try:
-            yield base, document_url
-        finally:
-            stop(server)
 
 
 def test_a_host_known_by_its_metadata_document_signs_in(acme: Tenant, ada: User, cimd: tuple[str, str]) -> None:

@@ -28,11 +28,9 @@ from oauth2_provider.models import get_access_token_model, get_application_model
 
 from organizations.models import Membership, Role, User
 from tests.conftest import Tenant
-from tests.identity.conftest import PASSWORD
+from tests.identity.conftest import PASSWORD, REDIRECT_URI
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
-
-REDIRECT_URI = "http://127.0.0.1:8123/callback"
 
 
 @dataclass

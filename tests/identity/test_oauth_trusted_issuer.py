@@ -31,8 +31,9 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from organizations.models import Membership, Role, User
 from tests.conftest import Tenant
+from tests.identity.conftest import REDIRECT_URI
 from tests.identity.oidc import Provider, log_in_and_consent, oidc_provider
-from tests.identity.test_oauth_mcp_flow import REDIRECT_URI, Storage
+from tests.identity.test_oauth_mcp_flow import Storage
 from tests.live_server import free_port, start_server, stop
 
 pytestmark = pytest.mark.django_db(transaction=True)
