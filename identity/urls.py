@@ -8,7 +8,7 @@ from django.urls import path
 from oauth2_provider import views as oauth_views
 from oauth2_provider.urls import dcr_urlpatterns, metadata_urlpatterns
 
-from identity.views import ConsentView
+from identity.views import ConsentView, RegistrationView
 
 app_name = "oauth2_provider"
 
@@ -18,5 +18,10 @@ urlpatterns = [
     path("oauth/token/", oauth_views.TokenView.as_view(), name="token"),
     path("oauth/revoke_token/", oauth_views.RevokeTokenView.as_view(), name="revoke-token"),
     path("oauth/introspect/", oauth_views.IntrospectTokenView.as_view(), name="introspect"),
-    *[path(f"oauth/{pattern.pattern}", pattern.callback, name=pattern.name) for pattern in dcr_urlpatterns],
+    path("oauth/register/", RegistrationView.as_view(), name="dcr-register"),
+    *[
+        path(f"oauth/{pattern.pattern}", pattern.callback, name=pattern.name)
+        for pattern in dcr_urlpatterns
+        if pattern.name != "dcr-register"
+    ],
 ]

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.views import LoginView
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.decorators import method_decorator
+from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider.models import get_application_model
-from oauth2_provider.views import AuthorizationView
+from oauth2_provider.views import AuthorizationView, DynamicClientRegistrationView
 
 from identity.forms import ConsentForm, grantable
+from memory_platform.throttling import RegistrationRateThrottle, retry_after
 from organizations.grants import grant_scope
 
 
@@ -38,6 +42,30 @@ class ConsentView(AuthorizationView):
         if form.cleaned_data.get("allow"):
             form.cleaned_data["scope"] = grant_scope(form.cleaned_data["organization"], form.cleaned_data["role"])
         return super().form_valid(form)
+
+
+@dataclass(frozen=True)
+class _Address:
+    rate_key: str
+
+
+@method_decorator(csrf_exempt, name="dispatch")
+class RegistrationView(DynamicClientRegistrationView):
+    """/oauth/register/ (RFC 7591): open to any host, as MCP needs, and so counted per address
+    (``OAUTH_REGISTRATION_RATE``); over it, 429 with Retry-After in the registration error shape."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        address = _Address(rate_key=f"address:{request.META.get('REMOTE_ADDR', '')}")
+        wait = retry_after(address, RegistrationRateThrottle)
+        if wait is not None:
+            error = {
+                "error": "too_many_requests",
+                "error_description": f"too many client registrations from this address; retry in {wait} s",
+            }
+            response = JsonResponse(error, status=429)
+            response["Retry-After"] = str(wait)
+            return response
+        return super().post(request, *args, **kwargs)
 
 
 class SignInView(LoginView):

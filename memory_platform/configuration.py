@@ -96,6 +96,9 @@ VARIABLES: dict[str, Variable] = {
     "MCP_SEARCH_DEFAULT_LIMIT": Variable(SECURITY, "Results of an MCP search without `limit`."),
     "MEMORY_PLATFORM_TOKEN": Variable(SECURITY, "The token `manage.py mcp_stdio` acts with.", "unset"),
     "OAUTH_ACCESS_TOKEN_SECONDS": Variable(SECURITY, "Lifetime of an OAuth access token an MCP host gets."),
+    "OAUTH_REGISTRATION_RATE": Variable(
+        SECURITY, "OAuth client registrations per address (anyone may register); empty: no limit."
+    ),
     "OAUTH_CIMD_FETCHER": Variable(
         SECURITY, "Class fetching hosts' client-id metadata documents (e.g. one going through an egress proxy)."
     ),

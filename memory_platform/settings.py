@@ -433,6 +433,8 @@ MCP_SEARCH_DEFAULT_LIMIT = env_int("MCP_SEARCH_DEFAULT_LIMIT", 50)
 # names (organizations/oauth.py); people approve clients on /oauth/authorize/ after signing in.
 LOGIN_URL = "/accounts/login/"
 OAUTH_ACCESS_TOKEN_SECONDS = env_int("OAUTH_ACCESS_TOKEN_SECONDS", 3600)
+# Client registrations (/oauth/register/, open to any host) per address; empty turns the limit off.
+OAUTH_REGISTRATION_RATE = env_str("OAUTH_REGISTRATION_RATE", "30/hour")
 OAUTH_REFRESH_TOKEN_SECONDS = env_int("OAUTH_REFRESH_TOKEN_SECONDS", 2_592_000)  # 30 days
 OAUTH2_PROVIDER = {
     "PKCE_REQUIRED": True,

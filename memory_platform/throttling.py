@@ -148,9 +148,18 @@ def _seconds_until_allowed(now: float, duration: int, limit: int, previous: int,
     return max(seconds, 0.0)
 
 
-def retry_after(principal: Caller) -> int | None:
+class RegistrationRateThrottle(PrincipalRateThrottle):
+    """``OAUTH_REGISTRATION_RATE`` client registrations per address (anyone may register a client)."""
+
+    scope = "registration"
+
+    def get_rate(self) -> str | None:
+        return settings.OAUTH_REGISTRATION_RATE or None
+
+
+def retry_after(principal: Caller, throttle_class: type[PrincipalRateThrottle] = PrincipalRateThrottle) -> int | None:
     """For interfaces outside DRF (MCP over HTTP): count one request; seconds to wait if over the limit."""
-    throttle = PrincipalRateThrottle()
+    throttle = throttle_class()
     if throttle.rate is None or throttle.allow_request(_Caller(principal), None):
         return None
     return max(1, math.ceil(throttle.wait()))
