@@ -34,7 +34,7 @@ from organizations.principal import Principal
 from organizations.tokens import principal_for_token, token_create
 from tests.embedder import HashEmbedder
 
-# The live server (uvicorn) and its environment, for every directory that needs one.
+# The live server (granian, as `manage.py serve` runs it) and its environment, for every directory that needs one.
 pytest_plugins = ["tests.live_server"]
 
 FAST_PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

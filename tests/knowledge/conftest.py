@@ -1,6 +1,6 @@
 """Knowledge fixtures: linking helpers, fixed instants for valid time, and the live MCP server.
 
-The MCP tests reuse the real server of ``tests/mcp`` (uvicorn on the test database, the official
+The MCP tests reuse the real server of ``tests/mcp`` (the web server on the test database, the official
 client) and the admin tests the staff fixtures of ``tests/admin``; both are imported here so this
 package sees them.
 """

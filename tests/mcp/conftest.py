@@ -4,7 +4,7 @@
 served in-process through the real /mcp view (tests/mcp/inprocess.py): a plain
 ``@pytest.mark.django_db`` test, one transaction, rolled back.
 
-Tests of the transports themselves talk to real processes: ``mcp_url`` is uvicorn serving the
+Tests of the transports themselves talk to real processes: ``mcp_url`` is the web server (granian) serving the
 project on the test database (started once per worker), and a test marked ``mcp_live`` gets its
 ``connect`` clients from it; the stdio tests spawn ``manage.py mcp_stdio``. Those processes use
 connections of their own, so these tests are ``@pytest.mark.django_db(transaction=True)``: what the

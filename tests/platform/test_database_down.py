@@ -1,4 +1,4 @@
-"""The database goes away and comes back: a real server (uvicorn) answers fast 503s with
+"""The database goes away and comes back: a real server (granian) answers fast 503s with
 Retry-After in each interface's own shape while it is gone, and serves again once it is back.
 
 The server reaches PostgreSQL through a small TCP relay this test switches off and on, which is
