@@ -100,8 +100,16 @@ class Person:
 
 
 def _provider(
-    mcp_url: str, person: Person, storage: Storage, client_metadata_url: str | None = None
+    mcp_url: str,
+    person: Any,
+    storage: Storage,
+    client_metadata_url: str | None = None,
+    *,
+    client_name: str = "Test Host",
+    grant_types: tuple[str, ...] = ("authorization_code", "refresh_token"),
 ) -> OAuthClientProvider:
+    """The official SDK's OAuth client, sending ``person`` (``consent(url)``, ``answered``) to the consent page."""
+
     async def redirect(url: str) -> None:
         await asyncio.to_thread(person.consent, url)
 
@@ -111,9 +119,9 @@ def _provider(
         return AuthorizationCodeResult(code=answer.get("code", ""), state=answer.get("state"), iss=answer.get("iss"))
 
     metadata = OAuthClientMetadata(
-        client_name="Test Host",
+        client_name=client_name,
         redirect_uris=[REDIRECT_URI],  # type: ignore[list-item]
-        grant_types=["authorization_code", "refresh_token"],
+        grant_types=list(grant_types),
         response_types=["code"],
         token_endpoint_auth_method="none",
     )

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.test import Client
-from oauth2_provider.models import get_application_model
+from oauth2_provider.models import get_application_model, get_grant_model
 
 from memory_platform.exceptions import AuthenticationFailed
 from organizations.grants import grant_scope, parse_grant
@@ -168,3 +169,35 @@ def test_plain_http_redirects_go_to_loopback_only(ada: User, redirect_uri: str, 
     # Refused: an error page for the person, and no redirect anywhere.
     assert page.status_code == (200 if allowed else 400)
     assert ('id="consent"' in page.content.decode()) is allowed
+
+
+def test_the_consent_page_grants_no_organization_the_person_is_not_in(acme: Tenant, globex: Tenant, ada: User) -> None:
+    application = get_application_model().objects.create(
+        name="Host",
+        client_type="public",
+        authorization_grant_type="authorization-code",
+        redirect_uris="http://127.0.0.1:8123/callback",
+    )
+    browser = Client()
+    browser.force_login(ada)
+    answer = {
+        "client_id": application.client_id,
+        "redirect_uri": "http://127.0.0.1:8123/callback",
+        "response_type": "code",
+        "scope": "mcp",
+        "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        "code_challenge_method": "S256",
+        "resource": RESOURCE,
+        "organization": "globex",
+        "role": Role.READER,
+        "allow": "Allow",
+    }
+
+    page = browser.post("/oauth/authorize/", answer)
+
+    assert page.status_code == 200 and "globex" not in _choices(page.content.decode())
+    assert not get_grant_model().objects.exists()
+
+
+def _choices(html: str) -> str:
+    return " ".join(re.findall(r'<option value="([^"]*)"', html))

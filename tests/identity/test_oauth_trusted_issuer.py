@@ -9,10 +9,8 @@ issuer, or one for a person this platform does not know is refused.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
-import json
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,19 +19,15 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-import httpx2
 import jwt
 import pytest
-from mcp import Client
-from mcp.client.auth import OAuthClientProvider
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from organizations.models import Membership, Role, User
 from tests.conftest import Tenant
 from tests.identity.conftest import REDIRECT_URI
 from tests.identity.oidc import Provider, log_in_and_consent, oidc_provider
-from tests.identity.test_oauth_mcp_flow import Storage
+from tests.identity.test_oauth_mcp_flow import Storage, _provider
+from tests.identity.test_oauth_mcp_flow import _status as status_with
 from tests.live_server import free_port, start_server, stop
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -91,32 +85,9 @@ class ReachedCallback(Exception):
 
 
 def _status(mcp_url: str, browser: Browser) -> dict[str, Any]:
-    async def redirect(url: str) -> None:
-        await asyncio.to_thread(browser.consent, url)
-
-    async def callback() -> AuthorizationCodeResult:
-        answer = browser.answered[-1]
-        return AuthorizationCodeResult(code=answer.get("code", ""), state=answer.get("state"), iss=answer.get("iss"))
-
-    metadata = OAuthClientMetadata(
-        client_name="Team Host",
-        redirect_uris=[REDIRECT_URI],  # type: ignore[list-item]
-        grant_types=["authorization_code"],
-        response_types=["code"],
-        token_endpoint_auth_method="none",
-    )
-    provider = OAuthClientProvider(mcp_url, metadata, Storage(), redirect_handler=redirect, callback_handler=callback)
-
-    async def call() -> dict[str, Any]:
-        async with (
-            httpx2.AsyncClient(auth=provider, timeout=httpx2.Timeout(60)) as http,
-            Client(streamable_http_client(mcp_url, http_client=http), mode="auto", cache=None) as client,
-        ):
-            result = await client.call_tool("platform-status", {})
-            assert not result.is_error, result.content
-            return dict(json.loads(result.content[0].text))  # type: ignore[union-attr]
-
-    return asyncio.run(call())
+    # The organization's issuer grants no refresh tokens here, so the host does not ask for them.
+    provider = _provider(mcp_url, browser, Storage(), client_name="Team Host", grant_types=("authorization_code",))
+    return status_with(mcp_url, provider, "auto")
 
 
 def test_a_host_signed_in_at_the_organizations_issuer_acts_as_the_person(acme: Tenant, trusting: Trusting) -> None:
