@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import hmac
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Model
+from django.db.models.base import ModelState
 from django.utils import timezone
 
 from memory_platform.db.prepared import prepared_cursor
@@ -101,6 +103,10 @@ class _RecentPrincipals:
     user's standing and membership, the names a principal shows) in one small query, so a revoked
     token, a deactivated user or a removed member is refused at once by every process; only when
     that state matches what the principal was built from is the principal used again.
+
+    Each caller gets a principal of its own (its organization, user and token copied): requests run
+    on many threads, and a principal's model instances are theirs to change (a token's last use, a
+    renamed organization saved by an admin) without another request seeing it.
     """
 
     MAX_ENTRIES = 10_000
@@ -113,28 +119,53 @@ class _RecentPrincipals:
         entry = self._entries.get(key)
         if entry is None or entry[0] != state:
             return None
-        return entry[1]
+        return _own_copy(entry[1])
 
     def put(self, key: str, state: tuple[Any, ...], principal: Principal) -> None:
         with self._lock:
             if key not in self._entries and len(self._entries) >= self.MAX_ENTRIES:
                 self._entries.pop(next(iter(self._entries)), None)  # the oldest
-            self._entries[key] = (state, principal)
+            self._entries[key] = (state, _own_copy(principal))
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
 
 
+ModelT = TypeVar("ModelT", bound=Model)
+
+
+def _own_copy(principal: Principal) -> Principal:
+    """The principal with model instances nobody else holds: their fields copied, relations re-pointed
+    at the copies (8 us, where copy.copy of the three costs 70)."""
+    organization = _copied(principal.organization)
+    user = _copied(principal.user) if principal.user is not None else None
+    token = _copied(principal.token) if principal.token is not None else None
+    if token is not None:
+        token._state.fields_cache.update(organization=organization, user=user)
+    return replace(principal, organization=organization, user=user, token=token)
+
+
+def _copied(instance: ModelT) -> ModelT:
+    """A loaded model instance's fields in a new instance, with no related object cached."""
+    fresh = instance.__class__.__new__(instance.__class__)
+    fresh.__dict__.update(instance.__dict__)
+    fresh._state = ModelState()
+    fresh._state.db, fresh._state.adding = instance._state.db, instance._state.adding
+    return fresh
+
+
 recent_principals = _RecentPrincipals()
 
 
-# What a principal is built from, read on every request (see _RecentPrincipals).
+# What a principal is built from, read on every request (see _RecentPrincipals), and when the token
+# was last used (not part of that state: it changes once a minute).
 _TOKEN_STATE_SQL = """
 SELECT t.secret_hash, t.id, t.role, t.revoked_at, t.expires_at, o.slug, o.name,
        u.id, u.username, u.is_active, u.is_superuser,
        EXISTS (SELECT 1 FROM organizations_membership m
-               WHERE m.user_id = t.user_id AND m.organization_id = t.organization_id)
+               WHERE m.user_id = t.user_id AND m.organization_id = t.organization_id),
+       t.last_used_at
 FROM organizations_apitoken t
 JOIN organizations_organization o ON o.id = t.organization_id
 LEFT JOIN organizations_user u ON u.id = t.user_id
@@ -174,14 +205,14 @@ def principal_for_token(raw_token: str, resource: str | None = None) -> Principa
         cursor.execute(_TOKEN_STATE_SQL, [prefix])
         row = cursor.fetchone()
     key = hash_token_secret(raw_token)
-    state = tuple(row[1:]) if row is not None and hmac.compare_digest(row[0], key) else None
+    state = tuple(row[1:-1]) if row is not None and hmac.compare_digest(row[0], key) else None
     principal = recent_principals.get(key, state) if state is not None else None
     if principal is None or not _usable(principal):
         principal = _authenticate(prefix, raw_token)
         if state is not None:
             recent_principals.put(key, state, principal)
     if principal.token is not None:
-        _touch_token(principal.token)
+        _touch_token(principal.token, row[-1])  # a token authenticated: its row was read
     return principal
 
 
@@ -224,10 +255,11 @@ def _check_token_user(token: ApiToken, user: User) -> None:
         )
 
 
-def _touch_token(token: ApiToken) -> None:
-    # One write a minute at most per token, not one per request.
+def _touch_token(token: ApiToken, last_used_at: datetime | None) -> None:
+    # One write a minute at most per token, not one per request (``last_used_at`` as the database has it).
     now = timezone.now()
     resolution = timedelta(seconds=settings.API_TOKEN_LAST_USED_RESOLUTION_SECONDS)
-    if token.last_used_at is None or now - token.last_used_at >= resolution:
+    if last_used_at is None or now - last_used_at >= resolution:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-        token.last_used_at = now
+        last_used_at = now
+    token.last_used_at = last_used_at

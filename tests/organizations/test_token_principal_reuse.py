@@ -23,7 +23,23 @@ def test_the_second_request_reuses_the_principal_in_one_query(acme: Tenant, djan
     with django_assert_num_queries(1):
         again = principal_for_token(raw)
 
-    assert again is first
+    assert again == first and again.token is not None and again.token.pk == first.token.pk
+
+
+def test_callers_of_one_token_share_no_model_instance(acme: Tenant) -> None:
+    raw = acme.raw_tokens["person"]
+    first, second = principal_for_token(raw), principal_for_token(raw)
+    assert first.token is not None and second.token is not None
+
+    first.organization.name = "Renamed in one request"
+    first.token.last_used_at = None
+
+    assert second.organization.name == "Acme" and second.token.last_used_at is not None
+    assert principal_for_token(raw).organization.name == "Acme"
+    assert second.token.organization is second.organization and second.token.user is second.user
+    assert {id(first.organization), id(first.user), id(first.token)}.isdisjoint(
+        {id(second.organization), id(second.user), id(second.token)}
+    )
 
 
 def test_a_fresh_process_builds_the_principal_again(acme: Tenant) -> None:
