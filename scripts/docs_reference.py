@@ -37,7 +37,7 @@ GENERATED = "<!-- Written by scripts/docs_reference.py from the code; change the
 
 # The platform's own code: where configuration is read (tests, benchmarks and scripts set theirs).
 APPS = (
-    "code_index", "curation", "instructions", "knowledge", "lifecycle", "mcp_api", "memories",
+    "code_index", "curation", "identity", "instructions", "knowledge", "lifecycle", "mcp_api", "memories",
     "memory_platform", "organizations", "rest_api", "screening",
 )  # fmt: skip
 _READERS = {"env_str", "env_bool", "env_int", "env_float", "env_list", "env_choice"}

@@ -149,7 +149,7 @@ def web_processes(asked: int) -> tuple[int, int]:
     """
     cores = len(os.sched_getaffinity(0)) or 1
     workers = asked if asked > 0 else cores
-    threads = int(os.environ.get("EMBEDDING_THREADS") or 0) or max(1, cores // workers)
+    threads = settings.EMBEDDING_THREADS or max(1, cores // workers)
     return workers, threads
 
 
