@@ -12,12 +12,13 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: run test install install-dev browser lint typecheck format docs docs-serve site clean-db inspector-check conformance-check api-check help FORCE
+.PHONY: run test test-fast install install-dev browser lint typecheck format docs docs-serve site clean-db inspector-check conformance-check api-check help FORCE
 
 help:
 	@echo "make run    install, start the embedded database, migrate and serve on http://127.0.0.1:8000"
 	@echo "make test   install test tools and run the whole suite (lint, types, the docs build, tests)"
 	@echo "make docs   write the reference pages from the code and build the documentation site into var/site"
+	@echo "make test-fast  the tests that start no other process, without lint, types or the docs build"
 
 # The virtualenv, made again (and so installed again) when it was made from another interpreter.
 $(VENV)/.interpreter: FORCE
@@ -68,6 +69,11 @@ docs-serve: docs
 
 test: install-dev lint typecheck site browser
 	$(PY) -m pytest
+
+# The inner loop while coding: every test that starts no other process (see CONTRIBUTING.md), on
+# test databases kept between runs (migrated, not made again).
+test-fast: install-dev
+	$(PY) -m pytest -m "not processes" --reuse-db
 
 # Debian's Chromium and its WebDriver for the browser tests (tests/browser), with a font to draw text
 # in screenshots. Installed only when missing and when we are root with apt-get (as CI is); otherwise

@@ -4,7 +4,8 @@
 and touch nothing of acme's. Both are built once per test process (per xdist worker) and
 committed, so each test's rolled-back transaction returns to them; a ``transaction=True`` test
 empties every table when it ends, after which they are built again (see pytest_runtest_teardown).
-The principals are loaded afresh for every test: they hold model instances a test may change.
+Every test that uses the database finds them, whether it asks for them or not. Their principals
+come from their tokens' real authentication for every test, as a request's would.
 
 Every test embeds with ``tests.embedder.HashEmbedder`` unless it is marked ``real_embedder`` (all
 of tests/search and tests/worker are): only retrieval and the model itself need the real model.
@@ -19,18 +20,17 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import pytest
-from django.db import connection, transaction
-from django.db.models import Model
-from django.db.models.deletion import Collector
+from django.core.management import call_command
+from django.db import connection
 from django.test import override_settings
-from django.utils import timezone
 from pytest_django.plugin import blocking_manager_key
 
 from memories.embeddings import EmbeddingProvider, get_provider, reset_provider
 from memories.models import Memory
 from memories.services import memory_create
-from organizations.models import ApiToken, Membership, Organization, Role, User
+from organizations.models import Membership, Organization, Role, User
 from organizations.principal import Principal
+from organizations.selectors import principal_for_user
 from organizations.tokens import principal_for_token, token_create
 from tests.embedder import HashEmbedder
 
@@ -79,83 +79,21 @@ def _tenant(slug: str) -> Tenant:
     )
 
 
-@dataclass
-class _Persona:
-    """A persona committed in this process's test database."""
-
-    raw_tokens: dict[str, str]
-    # Every row that exists because of it, as (table, primary key column, keys): what hiding deletes.
-    rows: list[tuple[str, str, list[Any]]]
-
-
-_personas_built: dict[str, _Persona] = {}
-
-
-def _rows_of(organization: Organization, person: User) -> list[tuple[str, str, list[Any]]]:
-    # Django's collector finds every dependent row once, here; deleting them per test by key takes
-    # a few statements instead of the collector's query per related table (tens of milliseconds).
-    collector = Collector(using=connection.alias)
-    collector.collect([organization])
-    collector.collect([person])
-    nulled = [queryset for querysets in collector.field_updates.values() for queryset in querysets]
-    assert not any(queryset.exists() for queryset in nulled), "hiding a persona would need SET_NULL updates"
-    rows: dict[type[Model], set[Any]] = {}
-    for model, instances in collector.data.items():
-        rows.setdefault(model, set()).update(instance.pk for instance in instances)
-    for queryset in collector.fast_deletes:
-        rows.setdefault(queryset.model, set()).update(queryset.values_list("pk", flat=True))
-    return [(model._meta.db_table, model._meta.pk.column, sorted(keys)) for model, keys in rows.items() if keys]
+# The personas' tokens, by slug, as committed in this process's test database.
+_personas_built: dict[str, dict[str, str]] = {}
 
 
 def _build_personas() -> None:
     # Built outside any test: the production password hasher would cost ~0.2 s per user.
     with override_settings(PASSWORD_HASHERS=FAST_PASSWORD_HASHERS):
         for slug in PERSONA_SLUGS:
-            tenant = _tenant(slug)
-            person = tenant.person.user
-            assert person is not None
-            _personas_built[slug] = _Persona(raw_tokens=tenant.raw_tokens, rows=_rows_of(tenant.organization, person))
-
-
-def _hide(slug: str) -> None:
-    """Delete a persona inside the current test's transaction (foreign keys are checked at its end)."""
-    # atomic: a transaction=True test runs in autocommit, where deferring constraints does nothing.
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
-        for table, column, keys in _personas_built[slug].rows:
-            cursor.execute(f'DELETE FROM "{table}" WHERE "{column}" = ANY(%s)', [keys])  # noqa: S608 - model names
-
-
-# Personas a test did not ask for are deleted inside its transaction (see _personas_as_requested),
-# so it sees the database it would see if they were built per test; these are the ones hidden now.
-_hidden: set[str] = set()
+            _personas_built[slug] = _tenant(slug).raw_tokens
 
 
 def _load_tenant(slug: str) -> Tenant:
-    """The committed persona, with fresh principals: what principal_for_token gives for its tokens."""
-    if slug in _hidden:
-        # Asked for only after the test started (request.getfixturevalue): build it in the test.
-        _hidden.discard(slug)
-        return _tenant(slug)
-    raw = _personas_built[slug].raw_tokens
-    tokens = {
-        token.name: token
-        for token in ApiToken.objects.select_related("organization", "user").filter(organization__slug=slug)
-    }
-    # As if the tokens had just been created and used, as they were when built per test.
-    now = timezone.now()
-    ApiToken.objects.filter(pk__in=[token.pk for token in tokens.values()]).update(last_used_at=now)
-    principals: dict[str, Principal] = {}
-    for role in raw:
-        token = tokens[f"{slug}-{role}"]
-        token.last_used_at = now
-        principals[role] = Principal(
-            organization=token.organization,
-            role=token.role,
-            user=token.user,
-            token=token,
-            is_superuser=bool(token.user and token.user.is_superuser),
-        )
+    """The committed persona, its principals given by the tokens' real authentication, as a request's are."""
+    raw = _personas_built[slug]
+    principals = {role: principal_for_token(token) for role, token in raw.items()}
     return Tenant(
         organization=Organization.objects.get(slug=slug),
         admin=principals[Role.ADMIN],
@@ -171,6 +109,8 @@ def _load_tenant(slug: str) -> Tenant:
 def _personas(django_db_setup: Any, django_db_blocker: Any) -> None:
     # Session-scoped, so set up before the test's transaction opens: the rows are committed.
     with django_db_blocker.unblock():
+        if Organization.objects.exists():  # a database kept from an earlier run (--reuse-db)
+            call_command("flush", interactive=False, verbosity=0)
         _build_personas()
 
 
@@ -192,21 +132,16 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
             _build_personas()
 
 
-@pytest.fixture(autouse=True)
-def _personas_as_requested(request: pytest.FixtureRequest) -> None:
-    """Hide the committed personas this test does not use: tests that count organizations, users
-    or tokens, or that build their own "acme", must not find them."""
-    _hidden.clear()
-    if not _personas_built:
-        return
-    uses_db = request.node.get_closest_marker("django_db") or "_django_db_helper" in request.fixturenames
-    unused = [slug for slug in PERSONA_SLUGS if slug not in request.fixturenames]
-    if not uses_db or not unused:
-        return
-    request.getfixturevalue("_django_db_helper")  # inside the test's transaction: rolled back after
-    for slug in unused:
-        _hide(slug)
-    _hidden.update(unused)
+def _uses_the_database(item: pytest.Item) -> bool:
+    return item.get_closest_marker("django_db") is not None or "_django_db_helper" in getattr(item, "fixturenames", ())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _personas_for_database_tests(request: pytest.FixtureRequest) -> None:
+    """Every test that uses the database finds the personas, whichever test runs first. Built before
+    the first test's own fixtures (session scope), so never inside a test's rolled-back transaction."""
+    if any(_uses_the_database(item) for item in request.session.items):
+        request.getfixturevalue("_personas")
 
 
 @pytest.fixture
@@ -222,7 +157,7 @@ def globex(_personas: None, db: Any) -> Tenant:
 @pytest.fixture
 def superuser_principal(acme: Tenant) -> Principal:
     user = User.objects.create_superuser(username="root", password="unused-password-1")
-    return Principal(organization=acme.organization, role=Role.ADMIN, user=user, is_superuser=True)
+    return principal_for_user(user=user, organization=acme.organization)  # as the admin site has it
 
 
 MemoryFactory = Callable[..., Memory]
@@ -257,12 +192,31 @@ def _fast_password_hashing(settings: Any) -> None:
     settings.PASSWORD_HASHERS = FAST_PASSWORD_HASHERS
 
 
+# Fixtures that start other processes (web servers, workers, stdio servers, Node tools): their tests
+# are marked ``processes``, as are the files that start theirs by hand (``pytestmark``).
+PROCESS_FIXTURES = frozenset({"server_env", "subprocess_env"})
+PROCESS_MARKERS = ("processes", "browser", "mcp_live")
+
+
+def starts_processes(item: pytest.Item) -> bool:
+    names = set(getattr(item, "fixturenames", ()))
+    return bool(names & PROCESS_FIXTURES) or any(item.get_closest_marker(name) for name in PROCESS_MARKERS)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     tests = Path(__file__).parent
     real = tuple(tests / directory for directory in REAL_EMBEDDER_DIRECTORIES)
+    with_processes: set[Path] = set()
     for item in items:
         if any(item.path.is_relative_to(folder) for folder in real):
             item.add_marker(pytest.mark.real_embedder)
+        if starts_processes(item):
+            item.add_marker(pytest.mark.processes)
+            with_processes.add(item.path)
+    # Files that start processes first, the rest after, each group in its own order: the workers
+    # take files in this order (--dist loadfile, --no-loadscope-reorder), so the long ones start
+    # early and the many short ones even out the end instead of one long file running alone.
+    items.sort(key=lambda item: item.path not in with_processes)
 
 
 _hash_embedder = HashEmbedder()

@@ -16,7 +16,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from django.conf import settings
 
@@ -26,7 +26,16 @@ MAX_INPUTS_PER_REQUEST = 128
 
 
 class OpenAICompatibleProvider(EmbeddingProvider):
-    def __init__(self, *, base_url: str, model: str, api_key: str, dimensions: int, timeout: float) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str,
+        dimensions: int,
+        timeout: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         super().__init__()
         if not base_url or not model:
             raise EmbeddingError("the openai embedding provider needs EMBEDDING_BASE_URL and EMBEDDING_MODEL")
@@ -41,7 +50,8 @@ class OpenAICompatibleProvider(EmbeddingProvider):
         self._api_key = api_key
         self._timeout = timeout
         self._breaker = threading.Lock()
-        self._open_until = 0.0  # monotonic time before which calls fail at once
+        self._clock = clock  # what the circuit's wait is measured by (tests pass their own)
+        self._open_until = 0.0  # the clock's time before which calls fail at once
         self._last_failure = ""
 
     def embed_within(self, texts: Sequence[str], seconds: float) -> list[list[float]]:
@@ -62,7 +72,7 @@ class OpenAICompatibleProvider(EmbeddingProvider):
                 vectors.extend(self._request(list(texts[start : start + MAX_INPUTS_PER_REQUEST])))
         except EmbeddingError as error:
             with self._breaker:
-                self._open_until = time.monotonic() + settings.EMBEDDING_RETRY_SECONDS
+                self._open_until = self._clock() + settings.EMBEDDING_RETRY_SECONDS
                 self._last_failure = str(error)
             raise
         with self._breaker:
@@ -72,7 +82,7 @@ class OpenAICompatibleProvider(EmbeddingProvider):
     def _pass_breaker(self, *, probe: bool = True) -> None:
         """Fail at once while the circuit is open; after it, let one caller through to probe."""
         with self._breaker:
-            now = time.monotonic()
+            now = self._clock()
             if now < self._open_until:
                 raise EmbeddingError(
                     f"the embedding endpoint failed recently ({self._last_failure}); "

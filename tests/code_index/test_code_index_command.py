@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from code_index.models import CodeChunk, CodeIndex
-from organizations.models import Repository
+from organizations.models import Organization, Repository
 from tests.code_index.conftest import python_module, write_tree
 from tests.conftest import Tenant
 
@@ -38,6 +38,7 @@ def test_it_indexes_any_directory_with_a_progress_bar(
 
 
 def test_the_only_organization_need_not_be_named(acme: Tenant, repository: Repository, tmp_path: Path) -> None:
+    Organization.objects.exclude(pk=acme.organization.pk).delete()  # a platform of one organization
     write_tree(tmp_path, {"a.py": python_module("a")})
 
     out, _ = run("payments-api", str(tmp_path))

@@ -132,7 +132,7 @@ def test_every_change_is_audited(acme: Tenant) -> None:
     [
         (
             ["--organization", "initech", "--user", "x", "--role", "reader"],
-            "no organization 'initech' (known: acme); create it with create_organization",
+            "no organization 'initech' (known: acme, globex); create it with create_organization",
         ),
         (
             ["--organization", "acme", "--user", "x", "--role", "root"],

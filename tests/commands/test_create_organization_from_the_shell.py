@@ -21,6 +21,8 @@ from django.db import connection
 from organizations.models import Organization, Role
 from organizations.tokens import principal_for_token
 
+pytestmark = pytest.mark.processes
+
 MANAGE_PY = Path(__file__).resolve().parents[2] / "manage.py"
 
 

@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from django.conf import settings
+
+pytestmark = pytest.mark.processes
 
 SCRIPT = Path(settings.BASE_DIR) / "scripts" / "docs_reference.py"
 sys.path.insert(0, str(SCRIPT.parent))

@@ -25,6 +25,8 @@ from tests.conftest import Tenant
 from tests.redis_workers import REDIS_URL, StartWorker, drop_queue, private_queue, workers
 from tests.worker.conftest import process_gone, wait_for
 
+pytestmark = pytest.mark.processes
+
 TASK = "lifecycle.tasks.lifecycle_consolidate"
 PAIRS = 100
 

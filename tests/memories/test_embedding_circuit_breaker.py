@@ -25,6 +25,7 @@ from memories.embeddings import get_provider, reset_provider
 from memories.embeddings.http import OpenAICompatibleProvider
 from memories.models import EmbeddingStatus, Memory
 from memories.search import SearchParams, memory_search
+from tests.clock import ManualClock
 from tests.conftest import MemoryFactory, Tenant
 
 DIMENSIONS = 384
@@ -40,6 +41,7 @@ class Endpoint(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), Handler)
         self.answer = threading.Event()
+        self.clock = ManualClock()  # the provider's circuit breaker waits by it
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -73,7 +75,7 @@ def endpoint() -> Iterator[Endpoint]:
     reset_provider(
         OpenAICompatibleProvider(
             base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", model="remote-model", api_key="",
-            dimensions=DIMENSIONS, timeout=settings.EMBEDDING_TIMEOUT,
+            dimensions=DIMENSIONS, timeout=settings.EMBEDDING_TIMEOUT, clock=server.clock,
         )
     )  # fmt: skip
     yield server
@@ -131,7 +133,10 @@ def test_a_failing_endpoint_is_asked_once_then_probed_after_the_wait(
     assert endpoint.calls == 1, "nobody asked the endpoint again while the circuit was open"
 
     endpoint.failing = False
-    time.sleep(2.1)
+    endpoint.clock.advance(1.9)
+    still_open, _ = _timed_write(make_memory, "Refunds are issued within a week.")
+    assert still_open.embedding_status == EmbeddingStatus.PENDING and endpoint.calls == 1, "the wait is not over"
+    endpoint.clock.advance(0.2)
     recovered, _ = _timed_write(make_memory, "Refunds go through the ledger.")
     assert recovered.embedding_status == EmbeddingStatus.READY
     assert endpoint.calls == 2

@@ -11,6 +11,8 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
+pytestmark = pytest.mark.processes
+
 PRODUCTION = {
     "HTTPS": "1",
     "DEBUG": "0",

@@ -11,6 +11,8 @@ import pytest
 
 from memory_platform import embedded_db
 
+pytestmark = pytest.mark.processes
+
 REPO = Path(__file__).resolve().parents[2]
 
 START = """

@@ -9,6 +9,7 @@ from django.core.cache import cache
 from django.test import override_settings
 
 from memory_platform.throttling import PrincipalRateThrottle
+from tests.clock import ManualClock
 from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db
@@ -19,15 +20,7 @@ class _Caller:
         self.auth = principal
 
 
-class _Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def _throttle(clock: _Clock) -> PrincipalRateThrottle:
+def _throttle(clock: ManualClock) -> PrincipalRateThrottle:
     throttle = PrincipalRateThrottle()
     throttle.timer = clock  # type: ignore[method-assign]
     return throttle
@@ -36,10 +29,10 @@ def _throttle(clock: _Clock) -> PrincipalRateThrottle:
 @override_settings(API_THROTTLE_RATE="4/min")
 def test_requests_just_before_a_window_ends_still_count_just_after(acme: Tenant) -> None:
     cache.clear()
-    caller, clock = _Caller(acme.agent), _Clock(60_000 * 60 + 59.0)  # one second before a minute ends
+    caller, clock = _Caller(acme.agent), ManualClock(60_000 * 60 + 59.0)  # one second before a minute ends
     assert all(_throttle(clock).allow_request(caller, None) for _ in range(4))
 
-    clock.now += 2  # one second into the next minute: the sliding minute still holds all four
+    clock.advance(2)  # one second into the next minute: the sliding minute still holds all four
     refused = _throttle(clock)
 
     assert not refused.allow_request(caller, None)
@@ -49,12 +42,12 @@ def test_requests_just_before_a_window_ends_still_count_just_after(acme: Tenant)
 @override_settings(API_THROTTLE_RATE="4/min")
 def test_the_allowance_comes_back_as_the_window_slides(acme: Tenant) -> None:
     cache.clear()
-    caller, clock = _Caller(acme.agent), _Clock(60_000 * 60 + 10.0)
+    caller, clock = _Caller(acme.agent), ManualClock(60_000 * 60 + 10.0)
     assert all(_throttle(clock).allow_request(caller, None) for _ in range(4))
     refused = _throttle(clock)
     assert not refused.allow_request(caller, None)
 
-    clock.now += refused.wait() + 0.001
+    clock.advance(refused.wait() + 0.001)
 
     assert _throttle(clock).allow_request(caller, None)
 
@@ -62,11 +55,11 @@ def test_the_allowance_comes_back_as_the_window_slides(acme: Tenant) -> None:
 @override_settings(API_THROTTLE_RATE="2/min")
 def test_refused_requests_are_not_counted(acme: Tenant) -> None:
     cache.clear()
-    caller, clock = _Caller(acme.agent), _Clock(60_000 * 60 + 1.0)
+    caller, clock = _Caller(acme.agent), ManualClock(60_000 * 60 + 1.0)
     assert [_throttle(clock).allow_request(caller, None) for _ in range(10)] == [True, True] + [False] * 8
 
-    clock.now += 60  # the next minute, 1 s in: two requests of the last minute weigh 2 * 59/60
+    clock.advance(60)  # the next minute, 1 s in: two requests of the last minute weigh 2 * 59/60
 
     assert [_throttle(clock).allow_request(caller, None) for _ in range(2)] == [False, False]
-    clock.now += 30
+    clock.advance(30)
     assert [_throttle(clock).allow_request(caller, None) for _ in range(2)] == [True, False]

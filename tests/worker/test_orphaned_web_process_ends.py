@@ -10,9 +10,12 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from django.conf import settings
 
 from tests.worker.conftest import process_gone
+
+pytestmark = pytest.mark.processes
 
 # A "server" that starts one web process the way granian does (multiprocessing), which ignores the
 # SIGTERM its server's death brings (a graceful stop that never finishes) and would sleep forever.

@@ -91,7 +91,7 @@ def test_pending_is_the_default_and_leaves_ready_memories_alone(
 
 
 def test_an_unknown_organization_is_an_error(acme: Tenant) -> None:
-    with pytest.raises(CommandError, match="no organization 'initech' \\(known: acme\\)"):
+    with pytest.raises(CommandError, match="no organization 'initech' \\(known: acme, globex\\)"):
         _reembed("--all", "--organization", "initech")
 
 
