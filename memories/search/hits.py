@@ -2,9 +2,11 @@
 
 Every column of the memory but the vector and the tsvector (no interface shows them, and parsing
 384 floats a hit costs), and of its organization, repository and owner what the interfaces read:
-the slugs and the username (any other of their fields loads when read). The ORM's select_related
-of the three cost more Python to compile on every search than the rest of the page, and
-PostgreSQL more to plan its joins than to run them; scalar subqueries plan at once.
+the slugs and the username (any other of their fields loads when read, as with the ORM's only()).
+The ORM's select_related of the three cost more Python to compile on every search than the rest of
+the page, and PostgreSQL more to plan its joins than to run them; scalar subqueries plan at once.
+bench/hit_hydration.py measures both ways: a page of 10 with its payload in 0.59 ms of CPU here
+against 1.39 ms with select_related + only() over the same columns (one statement each).
 """
 
 from __future__ import annotations
