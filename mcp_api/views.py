@@ -22,8 +22,8 @@ from django.views.decorators.csrf import csrf_exempt
 
 from mcp_api import bridge, sdk
 from mcp_api.context import reset_principal, set_principal
-from mcp_api.registry import get_server
-from memory_platform import json_input
+from mcp_api.registry import get_server, offered
+from memory_platform import json_input, logs
 from memory_platform.exceptions import (
     DATABASE_RETRY_AFTER_SECONDS,
     DATABASE_UNAVAILABLE,
@@ -120,6 +120,7 @@ def _mcp_endpoint(request: HttpRequest) -> HttpResponse:  # noqa: PLR0911 - one 
     except AuthenticationFailed as error:
         return _error(401, UNAUTHORIZED, error.message, WWW_Authenticate=_bearer_challenge(request, error.message))
 
+    logs.bind_caller(principal.organization.slug, principal)
     wait = retry_after(principal)
     if wait is not None:
         return _error(429, RATE_LIMITED, f"too many requests; retry in {wait} s", Retry_After=str(wait))
@@ -128,6 +129,7 @@ def _mcp_endpoint(request: HttpRequest) -> HttpResponse:  # noqa: PLR0911 - one 
         payload: Any = json_input.loads(request.body or b"null")
     except JsonInputError as error:
         return _error(400, PARSE_ERROR, error.message, json_input.top_level_id(request.body))
+    request.metrics_endpoint = _metrics_endpoint(payload)  # type: ignore[attr-defined]
     if not isinstance(payload, dict | list):
         return _error(400, INVALID_REQUEST, "the body must be a JSON-RPC request object")
     if isinstance(payload, dict) and isinstance(payload.get("method"), str) and "id" in payload:
@@ -147,6 +149,32 @@ def _mcp_endpoint(request: HttpRequest) -> HttpResponse:  # noqa: PLR0911 - one 
         if name.lower() != "content-length":
             response[name] = value
     return response
+
+
+# The methods /metrics names; any other is counted as "other" (a client chooses what it sends).
+_METHODS = frozenset({
+    "initialize", "ping", "server/discover", "tools/list", "tools/call", "resources/list", "resources/read",
+    "resources/templates/list", "prompts/list", "prompts/get", "completion/complete", "logging/setLevel",
+    "notifications/initialized", "notifications/cancelled",
+})  # fmt: skip
+
+
+def _metrics_endpoint(payload: Any) -> str:
+    """The request as /metrics counts it: the method, and for a tool call or prompt its name (names
+    the server does not offer are "unknown", so a client cannot invent labels)."""
+    if isinstance(payload, list):
+        return "batch"
+    if not isinstance(payload, dict) or payload.get("method") not in _METHODS:
+        return "other"
+    method = str(payload["method"])
+    params = payload.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    if method == "tools/call":
+        return f"tools/call {name if name in offered().tools else 'unknown'}"
+    if method == "prompts/get":
+        known = {prompt.name for prompt in offered().prompts}
+        return f"prompts/get {name if name in known else 'unknown'}"
+    return method
 
 
 def _asgi_scope(request: HttpRequest) -> dict[str, Any]:

@@ -30,7 +30,7 @@ def memory_embed_pending(self: Any, memory_ids: list[str] | None = None) -> int:
     the next sweep is a minute away, and retrying would pile up one waiting task per minute.
     """
     try:
-        return embedding_pipeline.embed_pending(memory_ids=memory_ids)
+        embedded = embedding_pipeline.embed_pending(memory_ids=memory_ids)
     except EmbeddingError as error:
         if memory_ids is None:
             logger.warning("embedding sweep skipped, the provider is unavailable: %s", error)
@@ -39,6 +39,9 @@ def memory_embed_pending(self: Any, memory_ids: list[str] | None = None) -> int:
             BACKOFF_FACTOR, self.request.retries, BACKOFF_MAX, full_jitter=True
         )
         raise self.retry(exc=error, countdown=countdown) from error
+    if embedded:
+        logger.info("embedded %d pending memories", embedded)
+    return embedded
 
 
 embedding_pipeline.backfill_enqueuer_set(memory_embed_pending.delay)

@@ -45,6 +45,20 @@ VARIABLES: dict[str, Variable] = {
     "RUN_WORKER": Variable(SERVER, "`0`: `serve` starts no Celery worker and beat (as `--no-worker`)."),
     "LOG_LEVEL": Variable(SERVER, "Log level; logs go to stderr."),
     "MCP_LOG_LEVEL": Variable(SERVER, "Log level of the MCP library's own loggers."),
+    "LOG_FORMAT": Variable(
+        SERVER,
+        "`json` (one object a line: time, level, logger, message, request_id, organization, principal) or `text`.",
+        "json with `DATABASE_URL`, text on the embedded database",
+    ),
+    "METRICS_TOKEN": Variable(
+        SERVER, "Bearer token a Prometheus scraper sends to `/metrics`; unset, `/metrics` answers 404."
+    ),
+    "PROMETHEUS_MULTIPROC_DIR": Variable(
+        SERVER,
+        "Where every web process and worker writes its metrics for `/metrics` to add up; `serve` sets it "
+        "(and empties it) when unset.",
+        "var/run/metrics under serve",
+    ),
     "DEBUG": Variable(SERVER, "Django's debug pages; never in production."),
     # --- database
     "DATABASE_URL": Variable(

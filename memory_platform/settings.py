@@ -11,8 +11,9 @@ import warnings
 from datetime import timedelta
 from pathlib import Path
 
+from memory_platform import logs
 from memory_platform.embedded_db import EmbeddedServer
-from memory_platform.env import database_from_url, env_bool, env_int, env_list, env_str
+from memory_platform.env import database_from_url, env_bool, env_choice, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("MEMORY_PLATFORM_DATA_DIR", str(BASE_DIR / "var"))).resolve()
@@ -107,6 +108,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every line a request logs carries its id, and every answer (even a refusal) says it.
+    "memory_platform.logs.RequestIdMiddleware",
+    "memory_platform.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -179,6 +183,10 @@ DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME") or None}
 
 REDIS_URL = env_str("REDIS_URL")
 
+# Prometheus metrics at /metrics (memory_platform/metrics.py), for scrapers bearing this token; unset,
+# /metrics does not exist (404).
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+
 # The rate-limit counters (memory_platform.throttling) live in Redis when there is one (any number
 # of machines, atomic INCR), else in PostgreSQL (one upsert a request). Nothing else is cached.
 if REDIS_URL:
@@ -221,11 +229,15 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
+# Log lines carry the request's id, organization and principal (memory_platform/logs.py): JSON by
+# default on a PostgreSQL server of the platform's own (deployments), text on the embedded database.
+LOG_FORMAT = env_choice("LOG_FORMAT", "text" if EMBEDDED_DATABASE else "json", logs.FORMATS)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"context": {"()": "memory_platform.logs.ContextFilter"}},
+    "formatters": {"line": {"()": "memory_platform.logs.formatter", "kind": LOG_FORMAT}},
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "line", "filters": ["context"]}},
     "root": {"handlers": ["stderr"], "level": env_str("LOG_LEVEL", "INFO")},
     # The MCP SDK logs two INFO lines per request ("Processing request", "session manager started"):
     # noise at any load, and CPU under it. Its warnings and errors still show.

@@ -19,6 +19,7 @@ from django.db import connection
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
+from memory_platform import metrics
 from memory_platform.db.prepared import prepared_cursor
 from memory_platform.db.transactions import savepoint_if_in_transaction
 
@@ -129,6 +130,7 @@ class PrincipalRateThrottle(SimpleRateThrottle):
             return True
         counts.take_back(self.key, window)
         self._wait = _seconds_until_allowed(now, duration, limit, previous, count - 1)
+        metrics.THROTTLED.labels(self.scope).inc()
         return False
 
     def wait(self) -> float:

@@ -9,12 +9,13 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from identity.views import SignInView
 from mcp_api.views import mcp_endpoint
-from memory_platform.views import healthz
+from memory_platform.views import healthz, metrics_view
 from organizations.password_links import SetPasswordDoneView, SetPasswordView
 from rest_api.errors import json_bad_request, json_not_found, json_server_error
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     # A new member sets their password here, from the one-time link add_member (or the admin) gives.
     path("accounts/set-password/done/", SetPasswordDoneView.as_view(), name="set-password-done"),

@@ -1,11 +1,25 @@
 from __future__ import annotations
 
-from django.db.utils import DatabaseError
-from django.http import HttpRequest, JsonResponse
-from django.views.decorators.http import require_safe
+import hmac
+from collections.abc import Iterator
+from typing import Any
 
+from django.conf import settings
+from django.db.models import Count
+from django.db.utils import DatabaseError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
+from django.views.decorators.http import require_safe
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from code_index.models import CodeIndexRun
+from lifecycle.models import ConsolidationProposal, ProposalState
 from memories.health import platform_health
 from memories.models import Memory
+from memory_platform import metrics
+from memory_platform.models import Heartbeat
 
 
 @require_safe
@@ -31,3 +45,62 @@ def healthz(request: HttpRequest) -> JsonResponse:
         "worker": {**health.worker, "pending_embeddings": pending},
     }
     return JsonResponse(body, status=200 if health.pgvector_version else 503)
+
+
+@require_safe
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    """Prometheus metrics (memory_platform/metrics.py) for a scraper bearing METRICS_TOKEN; none at
+    all (404) while METRICS_TOKEN is unset."""
+    token = settings.METRICS_TOKEN
+    if not token:
+        raise Http404("no metrics: METRICS_TOKEN is not set")
+    scheme, _, supplied = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(supplied.strip().encode(), token.encode()):
+        response = HttpResponse("send 'Authorization: Bearer <METRICS_TOKEN>'\n", status=401, content_type="text/plain")
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
+    return HttpResponse(generate_latest(metrics.registry(PlatformState())), content_type=CONTENT_TYPE_LATEST)
+
+
+class PlatformState(Collector):
+    """What the database and the broker know, read at each scrape by the process answering it."""
+
+    def collect(self) -> Iterator[Any]:
+        backlog = GaugeMetricFamily(
+            "memory_platform_embedding_backlog", "Memories waiting for their embedding (pending)."
+        )
+        backlog.add_metric([], Memory.objects.filter(embedding_status="pending").count())
+        yield backlog
+
+        proposals = GaugeMetricFamily(
+            "memory_platform_open_proposals", "Consolidation proposals waiting for a curator, by kind.", labels=["kind"]
+        )
+        open_ones = ConsolidationProposal.objects.filter(state=ProposalState.OPEN)
+        for row in open_ones.values("kind").annotate(n=Count("id")).order_by("kind"):
+            proposals.add_metric([row["kind"]], row["n"])
+        yield proposals
+
+        heartbeat = GaugeMetricFamily(
+            "memory_platform_heartbeat_age_seconds",
+            "Seconds since the worker and beat last said they were alive (absent: never).",
+            labels=["name"],
+        )
+        now = timezone.now()
+        for name, beat_at in Heartbeat.objects.values_list("name", "beat_at"):
+            heartbeat.add_metric([name], (now - beat_at).total_seconds())
+        yield heartbeat
+
+        runs = GaugeMetricFamily(
+            "memory_platform_code_index_runs", "Code-index runs ever started, by status.", labels=["status"]
+        )
+        for row in CodeIndexRun.objects.values("status").annotate(n=Count("id")).order_by("status"):
+            runs.add_metric([row["status"]], row["n"])
+        yield runs
+
+        depth = metrics.queue_depth()
+        if depth is not None:
+            queue = GaugeMetricFamily(
+                "memory_platform_task_queue_depth", "Celery messages waiting in the queue.", labels=["queue"]
+            )
+            queue.add_metric([settings.CELERY_TASK_DEFAULT_QUEUE], depth)
+            yield queue

@@ -11,6 +11,7 @@ from typing import Any
 from rest_framework import authentication, exceptions, permissions
 from rest_framework.request import Request
 
+from memory_platform import logs
 from memory_platform.exceptions import DomainError
 from organizations.principal import Principal
 from organizations.selectors import organization_by_slug, organizations_of_user, principal_for_user
@@ -33,6 +34,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             principal = principal_for_token(credential)
         except DomainError as error:
             raise exceptions.AuthenticationFailed(error.message) from error
+        logs.bind_caller(principal.organization.slug, principal)
         return principal.user, principal
 
     def authenticate_header(self, request: Request) -> str:
@@ -70,6 +72,7 @@ class SessionPrincipalAuthentication(authentication.SessionAuthentication):
         except DomainError as error:
             # Not a member: the organization does not exist as far as this person can tell.
             raise exceptions.AuthenticationFailed(f"organization '{organization.slug}' not found") from error
+        logs.bind_caller(principal.organization.slug, principal)
         return user, principal
 
 

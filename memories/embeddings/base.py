@@ -1,10 +1,15 @@
 from __future__ import annotations
 
 import enum
+import functools
 import threading
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from memory_platform import metrics
 
 
 class EmbeddingError(RuntimeError):
@@ -19,10 +24,18 @@ class ModelState(enum.StrEnum):
 
 
 class EmbeddingProvider(ABC):
-    """Turns texts into unit-length vectors of ``dimensions`` floats."""
+    """Turns texts into unit-length vectors of ``dimensions`` floats.
+
+    Every provider's ``embed`` is timed for /metrics (memory_platform.metrics: seconds per call and
+    texts, by provider class), whoever calls it: the wrapping is done once, for each subclass."""
 
     name: str
     dimensions: int
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "embed" in cls.__dict__:
+            cls.embed = _timed(cls.__dict__["embed"])  # type: ignore[method-assign,assignment]
 
     def __init__(self) -> None:
         self._state = ModelState.IDLE
@@ -79,3 +92,18 @@ class EmbeddingProvider(ABC):
 
 
 _background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="embedding-later")
+
+
+def _timed(
+    embed: Callable[[Any, Sequence[str]], list[list[float]]],
+) -> Callable[[Any, Sequence[str]], list[list[float]]]:
+    @functools.wraps(embed)
+    def timed(self: Any, texts: Sequence[str]) -> list[list[float]]:
+        provider = type(self).__name__
+        started = time.perf_counter()
+        vectors = embed(self, texts)
+        metrics.EMBEDDING_SECONDS.labels(provider).observe(time.perf_counter() - started)
+        metrics.EMBEDDED_TEXTS.labels(provider).inc(len(texts))
+        return vectors
+
+    return timed

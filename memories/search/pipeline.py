@@ -45,6 +45,7 @@ from memories.search.ranking import Retrieved, rank
 from memories.search.vector import vector_candidates
 from memories.selectors import check_filters, memory_filter, memory_page, memory_visible_queryset
 from memory_platform.exceptions import SearchUnavailable
+from memory_platform.metrics import SEARCH_STAGE_SECONDS, timed
 from organizations.principal import Principal
 
 
@@ -59,9 +60,11 @@ def memory_search(principal: Principal, params: SearchParams, *, counts_as_read:
     scope = _Scope.of(principal, params)
     found = _candidates(scope)
     carried = scope.position.scales if scope.position else None  # the first page's, on later pages
-    ranked, scales = rank(found.retrieved(), params, scope.sql, scales=carried)
-    page, has_more = _page(scope, ranked, fused=found.fused)
-    hits = _hydrate(page)
+    with timed(SEARCH_STAGE_SECONDS, stage="rank"):
+        ranked, scales = rank(found.retrieved(), params, scope.sql, scales=carried)
+        page, has_more = _page(scope, ranked, fused=found.fused)
+    with timed(SEARCH_STAGE_SECONDS, stage="hydrate"):
+        hits = _hydrate(page)
     next_cursor = None
     if has_more and page:
         counts = found.terms.counts if found.terms is not None else None
@@ -223,11 +226,13 @@ def _candidates(scope: _Scope) -> _Found:
     )
     if terms is not None:
         found.terms = terms
-        found.keyword_hits, found.keyword_floor = _keyword_hits(scope, terms, fused=mode == SearchMode.HYBRID)
+        with timed(SEARCH_STAGE_SECONDS, stage="keyword"):
+            found.keyword_hits, found.keyword_floor = _keyword_hits(scope, terms, fused=mode == SearchMode.HYBRID)
     if embedding is None:
         return found
     try:
-        vector = embedding.result()
+        with timed(SEARCH_STAGE_SECONDS, stage="embed"):  # what is left of the query's embedding, if any
+            vector = embedding.result()
     except EmbeddingError as error:
         if terms is None:
             raise SearchUnavailable(
@@ -240,7 +245,8 @@ def _candidates(scope: _Scope) -> _Found:
     found.fused = mode == SearchMode.HYBRID
     found.vector = vector_text(vector)
     pool = scope.pool(fused=found.fused)
-    found.vector_hits = vector_candidates(scope.sql, found.vector, pool, organization_id=scope.organization_id)
+    with timed(SEARCH_STAGE_SECONDS, stage="vector"):
+        found.vector_hits = vector_candidates(scope.sql, found.vector, pool, organization_id=scope.organization_id)
     return found
 
 

@@ -159,6 +159,9 @@ def recorded(monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Path) -> 
     monkeypatch.setattr(BackgroundWorker, "stop", lambda self, timeout=0: recorder.calls.append("worker stop"))
     monkeypatch.setattr("memory_platform.web.serve", lambda *args, **kwargs: recorder.calls.append("web server"))
     monkeypatch.delenv("RUN_WORKER", raising=False)
+    # What serve sets in its environment for its children, undone after the test.
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "metrics"))
+    monkeypatch.setenv("EMBEDDING_THREADS", os.environ.get("EMBEDDING_THREADS", ""))
     return recorder
 
 

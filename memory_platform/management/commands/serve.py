@@ -80,6 +80,7 @@ class Command(BaseCommand):
             self.stdout.write("\n".join(["", "Memory Platform is prepared.", *lines, ""]))
             return
 
+        _metrics_directory()
         worker: BackgroundWorker | None = None
         if options["no_worker"] or not env_bool("RUN_WORKER", True):
             lines.append("  Worker:  not started here (--no-worker or RUN_WORKER=0); run it as its own service.")
@@ -137,6 +138,16 @@ class Command(BaseCommand):
         password = secrets.token_urlsafe(12)
         User.objects.create_superuser(username=ADMIN_USERNAME, email="", password=password)
         return [f"  Admin login (shown once): {ADMIN_USERNAME} / {password}"]
+
+
+def _metrics_directory() -> None:
+    """Where the web processes and the worker write their metrics for /metrics to add up
+    (PROMETHEUS_MULTIPROC_DIR, var/run/metrics unless set), emptied: what is there is a past run's."""
+    directory = Path(os.environ.get("PROMETHEUS_MULTIPROC_DIR") or settings.DATA_DIR / "run" / "metrics")
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):
+        stale.unlink(missing_ok=True)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
 
 
 def web_processes(asked: int) -> tuple[int, int]:

@@ -1,0 +1,195 @@
+"""Prometheus metrics of the web processes and the workers, served at /metrics.
+
+Counters and histograms are kept by the process that counts them. Under ``manage.py serve`` every
+web process and worker writes them to files in ``PROMETHEUS_MULTIPROC_DIR`` (prometheus_client's
+multiprocess mode; serve sets it, under the data directory, and empties it when it starts), and
+/metrics adds up every process's; a process started some other way keeps its own in memory.
+What the database knows (the embedding backlog, open proposals, the workers' heartbeats, code-index
+runs) and the Celery queue's depth are read when /metrics is asked, by the process answering.
+
+/metrics answers only requests bearing ``Authorization: Bearer $METRICS_TOKEN``, and does not
+exist (404) while METRICS_TOKEN is unset.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import multiprocess as _multiprocess
+from prometheus_client.registry import REGISTRY, Collector
+
+# Seconds: from a cached lookup (a millisecond) to a large batch or a slow endpoint (tens of seconds).
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+REQUESTS = Counter(
+    "memory_platform_requests",
+    "Requests answered, by interface (mcp, rest, admin, oauth, health, metrics, other), endpoint and status.",
+    ["interface", "endpoint", "status"],
+)
+REQUEST_SECONDS = Histogram(
+    "memory_platform_request_seconds",
+    "Time to answer a request, by interface and endpoint.",
+    ["interface", "endpoint"],
+    buckets=LATENCY_BUCKETS,
+)
+THROTTLED = Counter(
+    "memory_platform_throttled_requests",
+    "Requests refused by a rate limit (429), by what was limited (principal: API_THROTTLE_RATE; registration).",
+    ["scope"],
+)
+SEARCH_STAGE_SECONDS = Histogram(
+    "memory_platform_search_stage_seconds",
+    "Time spent in each stage of a memory search (embed, keyword, vector, rank, hydrate).",
+    ["stage"],
+    buckets=LATENCY_BUCKETS,
+)
+EMBEDDING_SECONDS = Histogram(
+    "memory_platform_embedding_seconds",
+    "Time to embed one call's texts, by provider.",
+    ["provider"],
+    buckets=LATENCY_BUCKETS,
+)
+EMBEDDED_TEXTS = Counter("memory_platform_embedded_texts", "Texts embedded, by provider.", ["provider"])
+TASK_SECONDS = Histogram(
+    "memory_platform_task_seconds", "Run time of Celery tasks, by task.", ["task"], buckets=LATENCY_BUCKETS
+)
+TASK_FAILURES = Counter("memory_platform_task_failures", "Celery tasks that raised, by task.", ["task"])
+POOL_CONNECTIONS = Gauge(
+    "memory_platform_database_pool_connections",
+    "Pooled database connections of the live processes: open (pool_size) and idle (pool_available).",
+    ["state"],
+    multiprocess_mode="livesum",
+)
+
+
+# Read once, as prometheus_client reads it when imported (just above): a process counts in memory or
+# in that directory for its whole life, and reports the same way.
+_DIRECTORY = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+
+
+def directory() -> str | None:
+    """Where this process writes its metrics for the others to read (multiprocess mode), if anywhere."""
+    return _DIRECTORY
+
+
+def multiprocess() -> bool:
+    return _DIRECTORY is not None
+
+
+@contextmanager
+def timed(histogram: Histogram, **labels: str) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        histogram.labels(**labels).observe(time.perf_counter() - started)
+
+
+def registry(state: Collector | None = None) -> CollectorRegistry:
+    """What /metrics reports: every process's metrics (or this one's), and ``state`` read now."""
+    if multiprocess():
+        collected = CollectorRegistry()
+        _multiprocess.MultiProcessCollector(collected)
+    else:
+        collected = CollectorRegistry()
+        collected.register(_Everything())
+    if state is not None:
+        collected.register(state)
+    return collected
+
+
+class _Everything(Collector):
+    """This process's own metrics (the default registry), when there is no multiprocess directory."""
+
+    def collect(self) -> Iterator[Any]:
+        yield from REGISTRY.collect()
+
+
+def process_dead(pid: int) -> None:
+    """Forget a process's live gauges (serve calls it when a web process or worker ends)."""
+    if multiprocess():
+        _multiprocess.mark_process_dead(pid)
+
+
+# --- requests --------------------------------------------------------------------------------------
+
+_INTERFACES = (
+    ("/mcp", "mcp"),
+    ("/api/", "rest"),
+    ("/admin/", "admin"),
+    ("/oauth/", "oauth"),
+    ("/.well-known/", "oauth"),
+    ("/accounts/", "admin"),
+    ("/healthz", "health"),
+    ("/metrics", "metrics"),
+)
+
+
+def interface_of(path: str) -> str:
+    return next((name for prefix, name in _INTERFACES if path.startswith(prefix)), "other")
+
+
+def endpoint_of(request: Any, interface: str) -> str:
+    """A name of few values: the MCP method and tool (set by the MCP view), the URL pattern matched."""
+    if interface == "mcp":
+        return str(getattr(request, "metrics_endpoint", "unparsed"))
+    if interface == "admin":
+        return "admin"
+    match = getattr(request, "resolver_match", None)
+    return f"/{match.route}" if match is not None and match.route else "unmatched"
+
+
+class RequestMetricsMiddleware:
+    """Counts and times every request, and samples this process's database pool as it ends."""
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: Any) -> Any:
+        started = time.perf_counter()
+        response = self.get_response(request)
+        interface = interface_of(request.path_info)
+        endpoint = endpoint_of(request, interface)
+        REQUESTS.labels(interface, endpoint, str(response.status_code)).inc()
+        REQUEST_SECONDS.labels(interface, endpoint).observe(time.perf_counter() - started)
+        _sample_pool()
+        return response
+
+
+def _sample_pool() -> None:
+    from django.db import connection
+
+    pool = getattr(connection, "pool", None)
+    if pool is None or pool.closed:
+        return
+    stats = pool.get_stats()
+    POOL_CONNECTIONS.labels("open").set(stats.get("pool_size", 0))
+    POOL_CONNECTIONS.labels("idle").set(stats.get("pool_available", 0))
+
+
+# --- the task queue --------------------------------------------------------------------------------
+
+# kombu's Redis transport keeps a queue in one list per priority step (the name, then name\x06\x16N).
+_REDIS_PRIORITY_SUFFIXES = ("", "\x06\x163", "\x06\x166", "\x06\x169")
+
+
+def queue_depth() -> int | None:
+    """Messages waiting in this deployment's Celery queue (None when the broker cannot be read)."""
+    from django.conf import settings
+
+    queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    if settings.REDIS_URL:
+        import redis
+
+        try:
+            client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1, socket_connect_timeout=1)
+            return sum(int(client.llen(queue + suffix)) for suffix in _REDIS_PRIORITY_SUFFIXES)
+        except redis.RedisError:
+            return None
+    # The file broker: one file a message, named <time>_<id>.<queue>.msg.
+    return sum(1 for _ in settings.CELERY_BROKER_DIR.glob(f"*.{queue}.msg"))
