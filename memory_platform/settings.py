@@ -105,6 +105,7 @@ INSTALLED_APPS = [
     "oauth2_provider",
     "mozilla_django_oidc",
     "identity",
+    "transfer",
 ]
 
 MIDDLEWARE = [

@@ -29,7 +29,7 @@ from organizations.principal import Principal
 REPOSITORY_NAME_MAX = 200
 
 
-def _validate_slug(slug: str, what: str) -> None:
+def validate_slug(slug: str, what: str) -> None:
     try:
         slug_validator(slug)
     except DjangoValidationError:
@@ -46,7 +46,7 @@ def validate_role(role: str) -> None:
 
 @transaction.atomic
 def organization_create(*, slug: str, name: str = "", operator: str = "manage.py") -> Organization:
-    _validate_slug(slug, "organization")
+    validate_slug(slug, "organization")
     try:
         with transaction.atomic():
             organization = Organization.objects.create(slug=slug, name=name or slug)
@@ -78,7 +78,7 @@ def repository_for_write(*, principal: Principal, slug: str, create: bool = Fals
 @transaction.atomic
 def repository_get_or_create_flagged(*, principal: Principal, slug: str, name: str = "") -> tuple[Repository, bool]:
     """As repository_get_or_create, and whether this call created the repository."""
-    _validate_slug(slug, "repository")
+    validate_slug(slug, "repository")
     if not isinstance(name, str) or len(name) > REPOSITORY_NAME_MAX or "\x00" in name:
         raise ValidationError(
             f"name must be text of at most {REPOSITORY_NAME_MAX} characters, without NUL", details={"field": "name"}
