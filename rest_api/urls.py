@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from rest_api.views import code, knowledge, lifecycle, memories, memory, organization
+from rest_api.views import code, knowledge, lifecycle, memories, memory, organization, transfer
 
 app_name = "api"
 
@@ -54,5 +54,7 @@ urlpatterns = [
     path("texts/", organization.TextListView.as_view(), name="text-list"),
     path("texts/<str:key>/", organization.TextDetailView.as_view(), name="text-detail"),
     path("write-policy/", organization.WritePolicyView.as_view(), name="write-policy"),
+    path("export/", transfer.ExportView.as_view(), name="export"),
+    path("import/", transfer.ImportView.as_view(), name="import"),
     path("status/", organization.StatusView.as_view(), name="status"),
 ]

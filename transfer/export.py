@@ -10,7 +10,8 @@ from typing import IO, Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from organizations.models import Organization
+from organizations.models import Organization, Role
+from organizations.principal import Principal
 from transfer import records
 
 BATCH = 500
@@ -51,6 +52,12 @@ def export_organization(
                     progress(kind.name, 1)
     _line(out, {"kind": "end", "counts": counts})
     return counts
+
+
+def export_for(principal: Principal, out: IO[str], *, embeddings: bool = False) -> dict[str, int]:
+    """An admin's export of their own organization (the REST interface's)."""
+    principal.require(Role.ADMIN, "exporting the organization")
+    return export_organization(principal.organization, out, embeddings=embeddings)
 
 
 def _manifest(organization: Organization, planned: dict[str, int], *, embeddings: bool) -> dict[str, Any]:

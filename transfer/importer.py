@@ -12,6 +12,7 @@ worker once the import commits.
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections import defaultdict
 from collections.abc import Callable
@@ -25,13 +26,13 @@ from django.utils import timezone
 
 from memories import embedding_pipeline, trust
 from memories.embeddings import get_provider
-from memories.models import EmbeddingStatus, Memory, MemoryVersion
+from memories.models import EMBEDDING_DIMENSIONS, EmbeddingStatus, Memory, MemoryVersion
 from memories.search.caches import memories_changed
 from memory_platform import json_input
 from memory_platform.exceptions import DomainError
 from memory_platform.json_input import JsonInputError
 from organizations.audit import audit_record
-from organizations.models import ApiToken, Organization, User
+from organizations.models import ApiToken, Organization, Role, User
 from organizations.principal import Principal
 from organizations.services import validate_slug
 from transfer import records
@@ -69,7 +70,10 @@ def import_organization(
     create: bool = False,
     new_ids: bool = False,
     progress: Callable[[str, int], None] | None = None,
+    actor: Principal | None = None,
 ) -> ImportResult:
+    """Import ``source`` into the organization ``slug`` (made, with ``create``); ``actor`` is who the
+    audit names (an admin over REST; the host's operator by default)."""
     reader = _Lines(source)
     manifest = _manifest(*reader.next())
     with transaction.atomic():
@@ -79,7 +83,7 @@ def import_organization(
             kind = value.get("kind")
             if kind == "end":
                 state.finish(number, value)
-                state.audit(created=create, manifest=manifest)
+                state.audit(created=create, manifest=manifest, actor=actor)
                 break
             state.add(number, value)
             if progress is not None and kind in records.BY_NAME:
@@ -92,6 +96,13 @@ def import_organization(
         if pending:
             transaction.on_commit(lambda: embedding_pipeline.schedule_backfill(pending))
     return ImportResult(organization=organization, counts=state.counts, pending_embeddings=len(pending))
+
+
+def import_for(principal: Principal, source: IO[bytes], *, keep_ids: bool = False) -> ImportResult:
+    """An admin's import into their own organization (the REST interface's): new ids unless asked,
+    as the organization usually holds rows already."""
+    principal.require(Role.ADMIN, "importing into the organization")
+    return import_organization(source, slug=principal.organization.slug, new_ids=not keep_ids, actor=principal)
 
 
 class _Lines:
@@ -242,7 +253,10 @@ class _State:
             # in: the token comes in revoked, under a new prefix, still naming what it wrote.
             values["prefix"] = ApiToken.generate()[1]
             values["revoked_at"] = values.get("revoked_at") or timezone.now()
-        row = model(**values)
+        try:
+            row = model(**values)
+        except (TypeError, ValueError) as error:
+            raise ImportProblem(f"a {kind.name} cannot be made of these fields: {error}", number) from None
         for name in kind.later:
             attname = f"{name}_id"
             if fields.get(attname) is not None:
@@ -274,6 +288,8 @@ class _State:
                 values[attname] = f.to_python(raw) if raw is not None else None
             except ValidationError as error:
                 raise ImportProblem(f"{kind.name}.{attname}: {_said(error)}", number) from None
+            except (TypeError, ValueError) as error:
+                raise ImportProblem(f"{kind.name}.{attname}: {error}", number) from None
         return values
 
     def _screen(self, number: int, values: dict[str, Any], names: tuple[str, ...]) -> None:
@@ -307,7 +323,13 @@ class _State:
 
     def _embedding(self, values: dict[str, Any]) -> None:
         """Vectors of this platform's model are kept; others, and none, wait for the worker."""
-        kept = values.get("embedding") is not None and values.get("embedding_model") == self.model_name
+        vector = values.get("embedding")
+        well_formed = (
+            isinstance(vector, list | tuple)
+            and len(vector) == EMBEDDING_DIMENSIONS
+            and all(isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in vector)
+        )
+        kept = well_formed and values.get("embedding_model") == self.model_name
         if not kept:
             values["embedding"] = None
             values["embedding_status"] = EmbeddingStatus.PENDING
@@ -319,6 +341,10 @@ class _State:
         if pending is None or not pending.rows:
             return
         model = pending.kind.model
+        if pending.kind.natural:
+            pending.rows = self._new_only(pending)
+            if not pending.rows:
+                return
         rows = [row for _, row, _ in pending.rows]
         pk_name = model._meta.pk.attname
         if not self.new_ids and not model._meta.pk.is_relation:
@@ -342,6 +368,21 @@ class _State:
         if model is Memory:
             waiting = [row for row in created if getattr(row, "embedding_status", None) == EmbeddingStatus.PENDING]
             self.pending_embeddings += [str(row.pk) for row in waiting]
+
+    def _new_only(self, pending: _Pending) -> list[tuple[int, models.Model, Any]]:
+        """The rows the organization does not hold yet; the others become the rows it holds."""
+        model = pending.kind.model
+        fresh = []
+        for number, row, old_pk in pending.rows:
+            same = {name: getattr(row, name) for name in pending.kind.natural}
+            if pending.kind.natural != ("organization_id",):
+                same["organization_id"] = self.organization.pk
+            held = model._default_manager.filter(**same).values_list("pk", flat=True).first()
+            if held is None:
+                fresh.append((number, row, old_pk))
+            else:
+                self.ids[model][str(old_pk)] = held
+        return fresh
 
     def finish(self, number: int, value: dict[str, Any]) -> None:
         self._write()
@@ -370,8 +411,8 @@ class _State:
                     cursor.execute(statement)
         memories_changed(self.organization.pk, created_only=True)
 
-    def audit(self, *, created: bool, manifest: dict[str, Any]) -> None:
-        operator = Principal.for_operator(self.organization, "import")
+    def audit(self, *, created: bool, manifest: dict[str, Any], actor: Principal | None) -> None:
+        operator = actor or Principal.for_operator(self.organization, "import")
         if created:
             named = {"slug": self.organization.slug, "name": self.organization.name}
             audit_record(principal=operator, action="organization.create", target_type="organization",

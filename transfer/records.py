@@ -44,6 +44,9 @@ class Kind:
     many: tuple[str, ...] = ()
     # Foreign keys to rows of the same kind: set once every row of the kind exists.
     later: tuple[str, ...] = field(default=())
+    # What makes a row the same as one the organization already holds (attnames, the organization
+    # aside): imported beside existing rows, such a row is the existing one, not a second.
+    natural: tuple[str, ...] = ()
 
 
 def _own(model: type[models.Model]) -> Callable[[Organization], QuerySet[Any]]:
@@ -55,26 +58,26 @@ def _of_memories(model: type[models.Model]) -> Callable[[Organization], QuerySet
 
 
 KINDS: tuple[Kind, ...] = (
-    Kind("repository", Repository, _own(Repository)),
+    Kind("repository", Repository, _own(Repository), natural=("slug",)),
     Kind("api_token", ApiToken, _own(ApiToken)),
-    Kind("membership", Membership, _own(Membership)),
-    Kind("write_policy", WritePolicy, _own(WritePolicy)),
+    Kind("membership", Membership, _own(Membership), natural=("user_id",)),
+    Kind("write_policy", WritePolicy, _own(WritePolicy), natural=("organization_id",)),
     Kind("memory", Memory, _own(Memory), later=("superseded_by",)),
     Kind(
         "memory_version", MemoryVersion, lambda o: MemoryVersion.objects.filter(memory__organization=o).order_by("pk")
     ),
     Kind("memory_access", MemoryAccess, lambda o: MemoryAccess.objects.filter(memory__organization=o).order_by("pk")),
-    Kind("recall_bundle", RecallBundle, _own(RecallBundle)),
-    Kind("entity", Entity, _own(Entity)),
-    Kind("entity_alias", EntityAlias, _own(EntityAlias)),
-    Kind("predicate", Predicate, _own(Predicate)),
+    Kind("recall_bundle", RecallBundle, _own(RecallBundle), natural=("actor", "key")),
+    Kind("entity", Entity, _own(Entity), natural=("name",)),
+    Kind("entity_alias", EntityAlias, _own(EntityAlias), natural=("normalized",)),
+    Kind("predicate", Predicate, _own(Predicate), natural=("name",)),
     Kind("memory_link", MemoryLink, _own(MemoryLink)),
     Kind("triple", Triple, _own(Triple), later=("superseded_by",)),
-    Kind("instruction_text", InstructionText, _own(InstructionText)),
+    Kind("instruction_text", InstructionText, _own(InstructionText), natural=("key",)),
     Kind("lifecycle_run", LifecycleRun, _own(LifecycleRun)),
     Kind("consolidation_proposal", ConsolidationProposal, _own(ConsolidationProposal), many=("memories",)),
-    Kind("dismissed_pair", DismissedPair, _own(DismissedPair)),
-    Kind("code_index", CodeIndex, _own(CodeIndex)),
+    Kind("dismissed_pair", DismissedPair, _own(DismissedPair), natural=("first_id", "second_id")),
+    Kind("code_index", CodeIndex, _own(CodeIndex), natural=("repository_id",)),
     Kind("audit_event", AuditEvent, _own(AuditEvent)),
 )
 BY_NAME = {kind.name: kind for kind in KINDS}

@@ -109,3 +109,22 @@ class WritePolicyUpdateSerializer(StrictSerializer):
     reason = serializers.CharField(
         required=False, allow_blank=True, max_length=2000, help_text="Kept in the audit log."
     )
+
+
+class ExportQuerySerializer(serializers.Serializer):
+    embeddings = serializers.BooleanField(
+        default=False, help_text="Include the memories' vectors (else the importing platform computes them)."
+    )
+
+
+class ImportQuerySerializer(serializers.Serializer):
+    keep_ids = serializers.BooleanField(
+        default=False,
+        help_text="Keep the file's ids (into an organization emptied for it); by default every row gets a new one.",
+    )
+
+
+class ImportResultSerializer(serializers.Serializer):
+    organization = serializers.CharField(help_text="The organization imported into.")
+    counts = serializers.DictField(child=serializers.IntegerField(), help_text="Rows imported, by kind.")
+    pending_embeddings = serializers.IntegerField(help_text="Memories the worker embeds after the import.")
