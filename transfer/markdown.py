@@ -22,19 +22,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
-from django.conf import settings
 
-from memories.batch import memory_batch_create
 from memories.inputs import NewMemory
 from memories.models import Memory, Status
 from memory_platform.exceptions import DomainError
 from organizations.models import Organization
-from organizations.principal import Principal
+from transfer.writes import WriteResult, write_entries
 
 MAX_NOTE_BYTES = 1_000_000
 # Front matter names (as the tools write them) -> the memory's fields.
@@ -56,13 +53,6 @@ _FRONT = re.compile(r"\A---\r?\n(.*?)\r?\n---\r?\n?(.*)\Z", re.DOTALL)
 
 class NotesProblem(Exception):
     """Notes that cannot be read; nothing was written."""
-
-
-@dataclass
-class NotesResult:
-    created: int = 0
-    existing: int = 0
-    refused: list[tuple[str, str]] = field(default_factory=list)  # (note, why)
 
 
 def write_notes(organization: Organization, folder: Path) -> int:
@@ -93,7 +83,7 @@ def write_notes(organization: Organization, folder: Path) -> int:
     return written
 
 
-def read_notes(organization: Organization, folder: Path) -> NotesResult:
+def read_notes(organization: Organization, folder: Path) -> WriteResult:
     """Write the folder's notes as memories of the organization (see the module's docstring)."""
     if not folder.is_dir():
         raise NotesProblem(f"{folder} is not a folder of Markdown notes")
@@ -111,21 +101,7 @@ def read_notes(organization: Organization, folder: Path) -> NotesResult:
         )
     if not entries:
         raise NotesProblem(f"{folder} holds no .md notes")
-    result = NotesResult()
-    principal = Principal.for_operator(organization, "import")
-    chunk = settings.MEMORY_BATCH_MAX_ENTRIES
-    for start in range(0, len(entries), chunk):
-        part = entries[start : start + chunk]
-        before = set(Memory.objects.filter(organization=organization).values_list("pk", flat=True))
-        answers = memory_batch_create(principal=principal, entries=[entry for _, entry in part])
-        for (name, _), answer in zip(part, answers, strict=True):
-            if answer.memory is None:
-                result.refused.append((name, answer.error.message if answer.error else "refused"))
-            elif answer.memory.pk in before:
-                result.existing += 1
-            else:
-                result.created += 1
-    return result
+    return write_entries(organization, entries)
 
 
 def _entry(name: str, path: Path) -> dict[str, Any]:
