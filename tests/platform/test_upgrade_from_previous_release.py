@@ -1,0 +1,102 @@
+"""The previous release's database, with its data, migrated by this release: every memory, version,
+link, triple, alias and token is still there and still works (tests/data/upgrade says how the dump
+was made)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import psycopg
+import pytest
+from django.conf import settings
+from django.db import connection
+from psycopg.conninfo import make_conninfo
+
+from memory_platform.backups import tool
+from tests.conftest import database_url_of_the_test_database
+
+pytestmark = [pytest.mark.django_db, pytest.mark.processes]
+
+DUMP = Path(settings.BASE_DIR) / "tests" / "data" / "upgrade" / "previous-release.sql.gz"
+TOKEN = "mp_f7e427f7_1Lqpj-zuYsyP4ry-y30NVJVv0F7ZZT3gSdGc-0imgnk"  # the dump's agent token, for it alone
+READ_BACK = """
+import json
+from memories.models import Memory, MemoryVersion
+from memories.search import SearchParams, memory_search
+from knowledge.models import MemoryLink, Triple, EntityAlias
+from organizations.tokens import principal_for_token
+agent = principal_for_token(TOKEN)
+found = memory_search(agent, SearchParams(query="integer cents", mode="keyword"))
+print(json.dumps({
+    "organization": agent.organization.slug,
+    "memories": sorted((m.current_content, m.status, m.version) for m in Memory.objects.all()),
+    "versions": MemoryVersion.objects.count(),
+    "links": MemoryLink.objects.count(),
+    "triples": list(Triple.objects.values_list("subject__name", "predicate", "object__name")),
+    "aliases": sorted(EntityAlias.objects.values_list("alias", flat=True)),
+    "found": [hit.memory.current_content for hit in found.hits],
+}))
+"""
+
+
+def _conninfo(database: str) -> str:
+    db = connection.settings_dict
+    given = {"host": db["HOST"], "port": db["PORT"], "user": db["USER"], "password": db["PASSWORD"]}
+    return make_conninfo(dbname=database, **{key: str(value) for key, value in given.items() if value})
+
+
+@pytest.fixture
+def previous_database() -> Iterator[str]:
+    """A database on the test server holding the previous release's dump; its DATABASE_URL."""
+    name = f"{connection.settings_dict['NAME']}_upgrade"
+    with psycopg.connect(_conninfo("postgres"), autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    test_name = quote(connection.settings_dict["NAME"], safe="")
+    try:
+        loaded = subprocess.run(
+            [tool("psql"), "--quiet", "--set=ON_ERROR_STOP=1", f"--dbname={_conninfo(name)}"],
+            input=gzip.decompress(DUMP.read_bytes()), capture_output=True, check=False, timeout=120,
+        )  # fmt: skip
+        assert loaded.returncode == 0, loaded.stderr.decode()
+        yield database_url_of_the_test_database().replace(f"/{test_name}", f"/{name}", 1)
+    finally:
+        with psycopg.connect(_conninfo("postgres"), autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _manage(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {key: value for key, value in os.environ.items() if key not in ("TEST_DATABASE_NAME",)}
+    env["DATABASE_URL"] = url
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=settings.BASE_DIR, env=env,
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+
+
+def test_the_previous_release_migrates_and_everything_is_still_there(previous_database: str) -> None:
+    migrated = _manage(previous_database, "migrate", "--no-input")
+    assert migrated.returncode == 0, migrated.stderr
+    pending = _manage(previous_database, "migrate", "--check")
+    assert pending.returncode == 0, "nothing is left to migrate"
+
+    read = _manage(previous_database, "shell", "-c", READ_BACK.replace("TOKEN", repr(TOKEN)))
+
+    assert read.returncode == 0, read.stderr
+    state = json.loads(read.stdout.strip().splitlines()[-1])
+    assert state["organization"] == "legacy", "the old token still authenticates"
+    assert state["memories"] == [
+        ["Deploys need two approvals before merging to the main branch.", "draft", 2],
+        ["We store money as integer cents in the payments API.", "locked", 2],
+    ]
+    assert state["versions"] == 4 and state["links"] == 1
+    assert state["triples"] == [["payments-api", "owned_by", "Team Atlas"]]
+    assert "payments" in state["aliases"]
+    assert state["found"] == ["We store money as integer cents in the payments API."]
