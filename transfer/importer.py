@@ -28,24 +28,15 @@ from memories import embedding_pipeline, trust
 from memories.embeddings import get_provider
 from memories.models import EMBEDDING_DIMENSIONS, EmbeddingStatus, Memory, MemoryVersion
 from memories.search.caches import memories_changed
-from memory_platform import json_input
 from memory_platform.exceptions import DomainError
-from memory_platform.json_input import JsonInputError
 from organizations.audit import audit_record
 from organizations.models import ApiToken, Organization, Role, User
 from organizations.principal import Principal
 from organizations.services import validate_slug
 from transfer import records
+from transfer.lines import ImportProblem, Lines, read_manifest
 
-MAX_LINE_BYTES = 10_000_000
 BATCH = 500
-
-
-class ImportProblem(Exception):
-    """Why a file cannot be imported (nothing was changed)."""
-
-    def __init__(self, message: str, line: int | None = None) -> None:
-        super().__init__(f"line {line}: {message}" if line is not None else message)
 
 
 @dataclass
@@ -74,8 +65,8 @@ def import_organization(
 ) -> ImportResult:
     """Import ``source`` into the organization ``slug`` (made, with ``create``); ``actor`` is who the
     audit names (an admin over REST; the host's operator by default)."""
-    reader = _Lines(source)
-    manifest = _manifest(*reader.next())
+    reader = Lines(source)
+    manifest = read_manifest(*reader.next())
     with transaction.atomic():
         organization = _target(slug, create=create, manifest=manifest, new_ids=new_ids)
         state = _State(organization, manifest, new_ids=new_ids)
@@ -103,55 +94,6 @@ def import_for(principal: Principal, source: IO[bytes], *, keep_ids: bool = Fals
     as the organization usually holds rows already."""
     principal.require(Role.ADMIN, "importing into the organization")
     return import_organization(source, slug=principal.organization.slug, new_ids=not keep_ids, actor=principal)
-
-
-class _Lines:
-    """The file's lines as JSON objects, each checked as every interface checks JSON."""
-
-    def __init__(self, source: IO[bytes]) -> None:
-        self.source = source
-        self.number = 0
-
-    def __iter__(self) -> _Lines:
-        return self
-
-    def __next__(self) -> tuple[int, dict[str, Any]]:
-        found = self.next(required=False)
-        if found is None:
-            raise StopIteration
-        return found
-
-    def next(self, *, required: bool = True) -> Any:
-        line = self.source.readline(MAX_LINE_BYTES + 1)
-        if not line:
-            if required:
-                raise ImportProblem("the file is empty: an export starts with its manifest")
-            return None
-        self.number += 1
-        if len(line) > MAX_LINE_BYTES:
-            raise ImportProblem(f"the line is longer than {MAX_LINE_BYTES:,} bytes", self.number)
-        try:
-            value = json_input.loads(line)
-        except JsonInputError as error:
-            raise ImportProblem(f"not JSON: {error.message}", self.number) from None
-        if not isinstance(value, dict) or not isinstance(value.get("kind"), str):
-            raise ImportProblem('each line must be an object with a "kind"', self.number)
-        return self.number, value
-
-
-def _manifest(number: int, value: dict[str, Any]) -> dict[str, Any]:
-    if value.get("kind") != "manifest" or value.get("format") != records.FORMAT:
-        raise ImportProblem(
-            f"not an export of this platform: the first line must be its {records.FORMAT} manifest", number
-        )
-    if value.get("version") != records.VERSION:
-        raise ImportProblem(
-            f"export format version {value.get('version')!r}; this platform reads version {records.VERSION}"
-        )
-    organization = value.get("organization")
-    if not isinstance(organization, dict) or not isinstance(organization.get("id"), int):
-        raise ImportProblem("the manifest does not say which organization was exported", number)
-    return value
 
 
 def _target(slug: str, *, create: bool, manifest: dict[str, Any], new_ids: bool) -> Organization:
