@@ -186,7 +186,10 @@ def _schemathesis(base: str, token: str, config: Path, report: Path, args: argpa
     ]
     if os.environ.get("CI"):
         command.append("--no-color")
-    env = {**os.environ, "API_CHECK_TOKEN": token}
+    # The hooks module (scripts/api_check_hooks.py) gives schemathesis the JSON Lines serializer.
+    scripts = str(Path(__file__).resolve().parent)
+    path = os.pathsep.join(filter(None, [scripts, os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "API_CHECK_TOKEN": token, "SCHEMATHESIS_HOOKS": "api_check_hooks", "PYTHONPATH": path}
     try:
         return subprocess.run(command, cwd=config.parent, env=env, timeout=RUN_TIMEOUT_SECONDS, check=False).returncode
     except subprocess.TimeoutExpired:
