@@ -9,13 +9,11 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from organizations.models import Organization
-from transfer.writes import WriteResult
+from transfer.writes import SourceProblem, WriteResult
 
 
 class ImportCommand(BaseCommand):
     source_help = "What to import."
-    # The exception the reader raises for a source it refuses as a whole (nothing written).
-    refused_whole: type[Exception] = Exception
 
     def read(self, organization: Organization, source: Path) -> WriteResult:
         raise NotImplementedError
@@ -30,7 +28,7 @@ class ImportCommand(BaseCommand):
             raise CommandError(f"no organization '{options['organization']}'; create it first")
         try:
             result = self.read(organization, options["source"])
-        except self.refused_whole as problem:
+        except SourceProblem as problem:
             raise CommandError(f"{options['source']}: {problem}; nothing was imported") from None
         self.stdout.write(
             f"{result.created} memories created, {result.existing} already there, {len(result.refused)} refused"

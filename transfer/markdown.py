@@ -20,6 +20,7 @@ so that reading the folder again adds only what is new.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from pathlib import Path
@@ -31,7 +32,7 @@ from memories.inputs import NewMemory
 from memories.models import Memory, Status
 from memory_platform.exceptions import DomainError
 from organizations.models import Organization
-from transfer.writes import WriteResult, write_entries
+from transfer.writes import SourceProblem, WriteResult, write_checked
 
 MAX_NOTE_BYTES = 1_000_000
 # Front matter names (as the tools write them) -> the memory's fields.
@@ -51,7 +52,7 @@ INFORMATIONAL = {"id", "created", "updated", "version", "permalink", "aliases", 
 _FRONT = re.compile(r"\A---\r?\n(.*?)\r?\n---\r?\n?(.*)\Z", re.DOTALL)
 
 
-class NotesProblem(Exception):
+class NotesProblem(SourceProblem):
     """Notes that cannot be read; nothing was written."""
 
 
@@ -87,21 +88,9 @@ def read_notes(organization: Organization, folder: Path) -> WriteResult:
     """Write the folder's notes as memories of the organization (see the module's docstring)."""
     if not folder.is_dir():
         raise NotesProblem(f"{folder} is not a folder of Markdown notes")
-    entries: list[tuple[str, dict[str, Any]]] = []
-    problems: list[str] = []
-    for path in sorted(folder.rglob("*.md")):
-        name = str(path.relative_to(folder))
-        try:
-            entries.append((name, _entry(name, path)))
-        except NotesProblem as problem:
-            problems.append(f"{name}: {problem}")
-    if problems:
-        raise NotesProblem(
-            "; ".join(problems[:10]) + (f" (and {len(problems) - 10} more)" if len(problems) > 10 else "")
-        )
-    if not entries:
-        raise NotesProblem(f"{folder} holds no .md notes")
-    return write_entries(organization, entries)
+    notes = [(str(path.relative_to(folder)), path) for path in sorted(folder.rglob("*.md"))]
+    items = [(name, functools.partial(_entry, name, path)) for name, path in notes]
+    return write_checked(organization, items, problem=NotesProblem, empty=f"{folder} holds no .md notes")
 
 
 def _entry(name: str, path: Path) -> dict[str, Any]:

@@ -11,22 +11,21 @@ checked before any is written; they are then written as the other importers writ
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
-from memories.inputs import NewMemory
 from memory_platform import json_input
-from memory_platform.exceptions import DomainError
 from memory_platform.json_input import JsonInputError
 from organizations.models import Organization
-from transfer.writes import WriteResult, write_entries
+from transfer.writes import SourceProblem, WriteResult, organization_entry, write_checked
 
 MAX_FILE_BYTES = 200_000_000
 PRIORITY = ("user_id", "agent_id", "run_id", "created_at", "hash", "actor_id", "role", "updated_at")
 METADATA_KEYS = 5
 
 
-class Mem0Problem(Exception):
+class Mem0Problem(SourceProblem):
     """A file that is not mem0's memories; nothing was written."""
 
 
@@ -42,18 +41,8 @@ def read_mem0(organization: Organization, source: Path) -> WriteResult:
     items = loaded.get("results") if isinstance(loaded, dict) else loaded
     if not isinstance(items, list):
         raise Mem0Problem('expected mem0\'s get_all() output: {"results": [...]} or a list of memories')
-    entries, problems = [], []
-    for index, item in enumerate(items):
-        try:
-            entries.append((f"item {index} ({_id(item)})", _entry(item)))
-        except Mem0Problem as problem:
-            problems.append(f"item {index}: {problem}")
-    if problems:
-        more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
-        raise Mem0Problem("; ".join(problems[:10]) + more)
-    if not entries:
-        raise Mem0Problem("the file holds no memories")
-    return write_entries(organization, entries)
+    named = [(f"item {index} ({_id(item)})", functools.partial(_entry, item)) for index, item in enumerate(items)]
+    return write_checked(organization, named, problem=Mem0Problem, empty="the file holds no memories")
 
 
 def _id(item: Any) -> str:
@@ -80,16 +69,5 @@ def _entry(item: Any) -> dict[str, Any]:
             break
         if name != "categories" and isinstance(value, str | int | float) and not isinstance(value, bool):
             kept.setdefault(f"mem0_{name}"[:64], value)
-    entry: dict[str, Any] = {
-        "scope_type": "organization",
-        "memory_type": "fact",
-        "current_content": text.strip(),
-        "tags": [str(tag) for tag in categories if isinstance(tag, str | int)][:20],
-        "metadata": kept,
-    }
-    try:
-        NewMemory.parse(entry)
-    except DomainError as error:
-        raise Mem0Problem(error.message) from None
-    entry["idempotency_key"] = f"mem0-{key}"[:200]
-    return entry
+    tags = [str(tag) for tag in categories if isinstance(tag, str | int)]
+    return organization_entry(memory_type="fact", content=text, tags=tags, metadata=kept, key=f"mem0-{key}")

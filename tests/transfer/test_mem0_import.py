@@ -69,7 +69,7 @@ def test_a_malformed_item_writes_nothing_and_a_credential_is_refused(acme: Tenan
     broken = {"results": [*GET_ALL["results"], {"id": "x"}]}
     source = tmp_path / "mem0.json"
     source.write_text(json.dumps(broken))
-    with pytest.raises(CommandError, match=r'item 2: no text in "memory"; nothing was imported'):
+    with pytest.raises(CommandError, match=r'item 2 \(x\): no text in "memory"; nothing was imported'):
         _import(source)
     assert not Memory.objects.filter(organization=acme.organization, metadata__has_key="mem0_id").exists()
 

@@ -6,14 +6,13 @@ from pathlib import Path
 
 from organizations.models import Organization
 from transfer.commands import ImportCommand
-from transfer.mem0 import Mem0Problem, read_mem0
+from transfer.mem0 import read_mem0
 from transfer.writes import WriteResult
 
 
 class Command(ImportCommand):
     help = "Import mem0's memories (the JSON of its get_all()) into an organization, one memory each."
     source_help = 'The JSON file: {"results": [...]} as mem0 returns it.'
-    refused_whole = Mem0Problem
 
     def read(self, organization: Organization, source: Path) -> WriteResult:
         return read_mem0(organization, source)
