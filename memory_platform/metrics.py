@@ -17,6 +17,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -92,7 +93,8 @@ def timed(histogram: Histogram, **labels: str) -> Iterator[None]:
 
 def registry(state: Collector | None = None) -> CollectorRegistry:
     """What /metrics reports: every process's metrics (or this one's), and ``state`` read now."""
-    if multiprocess():
+    if _DIRECTORY is not None:
+        forget_dead_processes(Path(_DIRECTORY))
         collected = CollectorRegistry()
         _multiprocess.MultiProcessCollector(collected)
     else:
@@ -110,10 +112,23 @@ class _Everything(Collector):
         yield from REGISTRY.collect()
 
 
-def process_dead(pid: int) -> None:
-    """Forget a process's live gauges (serve calls it when a web process or worker ends)."""
-    if multiprocess():
-        _multiprocess.mark_process_dead(pid)
+def forget_dead_processes(directory: Path) -> None:
+    """Drop the live gauges (the pool's) of processes that have ended, a web process the server
+    restarted or a worker that was killed, so that they no longer add to the sum."""
+    for path in directory.glob("gauge_live*_*.db"):
+        pid = path.stem.rsplit("_", 1)[-1]
+        if pid.isdigit() and not _alive(int(pid)):
+            _multiprocess.mark_process_dead(int(pid), str(directory))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's: alive
+    return True
 
 
 # --- requests --------------------------------------------------------------------------------------

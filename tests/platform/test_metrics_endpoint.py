@@ -4,6 +4,7 @@ is read back with the Prometheus client's own parser."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from lifecycle.models import ProposalKind
 from lifecycle.services import proposal_create
 from memory_platform import heartbeat
+from memory_platform.metrics import forget_dead_processes
 from tests.conftest import MemoryFactory, Tenant
 from tests.mcp.http import bearer
 
@@ -131,3 +133,13 @@ def test_the_grafana_dashboard_reads_only_metrics_that_exist(client: Client) -> 
     offered = {family.name for family in text_string_to_metric_families(response.content.decode())}
 
     assert read and read <= offered, read - offered
+
+
+def test_the_live_gauges_of_ended_processes_no_longer_count(tmp_path: Path) -> None:
+    mine, ended = tmp_path / f"gauge_livesum_{os.getpid()}.db", tmp_path / "gauge_livesum_4194303.db"
+    for path in (mine, ended, tmp_path / "counter_4194303.db"):
+        path.write_bytes(b"")
+
+    forget_dead_processes(tmp_path)
+
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([mine.name, "counter_4194303.db"])
