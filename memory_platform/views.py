@@ -19,7 +19,9 @@ from lifecycle.models import ConsolidationProposal, ProposalState
 from memories.health import platform_health
 from memories.models import Memory
 from memory_platform import metrics
+from memory_platform.exceptions import AuthenticationFailed
 from memory_platform.models import Heartbeat
+from organizations.tokens import bearer_token
 
 
 @require_safe
@@ -54,8 +56,11 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
     token = settings.METRICS_TOKEN
     if not token:
         raise Http404("no metrics: METRICS_TOKEN is not set")
-    scheme, _, supplied = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(supplied.strip().encode(), token.encode()):
+    try:
+        supplied = bearer_token(request.headers.get("Authorization", "")) or ""
+    except AuthenticationFailed:
+        supplied = ""
+    if not hmac.compare_digest(supplied.encode(), token.encode()):
         response = HttpResponse("send 'Authorization: Bearer <METRICS_TOKEN>'\n", status=401, content_type="text/plain")
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response

@@ -328,11 +328,15 @@ class _State:
 
     def finish(self, number: int, value: dict[str, Any]) -> None:
         self._write()
+        pointed: dict[tuple[type[models.Model], str], list[models.Model]] = defaultdict(list)
         for model, row, attname, target, line in self.later:
             mapped = self.ids[model].get(str(target))
             if mapped is None:
                 raise ImportProblem(f"{attname} names {target!r}, which the file does not hold", line)
-            model._default_manager.filter(pk=row.pk).update(**{attname: mapped})
+            setattr(row, attname, mapped)
+            pointed[model, attname].append(row)
+        for (model, attname), rows in pointed.items():
+            model._default_manager.bulk_update(rows, [attname.removesuffix("_id")], batch_size=BATCH)
         for kind, row, name, related, line in self.many:
             f = kind.model._meta.get_field(name)
             mapped_ids = []
@@ -341,7 +345,7 @@ class _State:
                 if mapped is None:
                     raise ImportProblem(f"{kind.name}.{name} names {old!r}, which the file does not hold", line)
                 mapped_ids.append(mapped)
-            getattr(kind.model._default_manager.get(pk=row.pk), name).set(mapped_ids)
+            getattr(row, name).set(mapped_ids)  # the row as written (its id set by bulk_create)
         counts = value.get("counts")
         held = {name: n for name, n in self.counts.items() if n}
         if not isinstance(counts, dict) or {name: n for name, n in counts.items() if n} != held:

@@ -94,9 +94,9 @@ def read_notes(organization: Organization, folder: Path) -> WriteResult:
 
 
 def _entry(name: str, path: Path) -> dict[str, Any]:
-    raw = path.read_bytes()
-    if len(raw) > MAX_NOTE_BYTES:
+    if path.stat().st_size > MAX_NOTE_BYTES:
         raise NotesProblem(f"larger than {MAX_NOTE_BYTES:,} bytes")
+    raw = path.read_bytes()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
