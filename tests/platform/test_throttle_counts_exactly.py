@@ -3,8 +3,9 @@ token, REST and MCP mixed, on the default (counters in PostgreSQL) and with Redi
 
 Requests leave on a shared schedule, each at least 1 / rate after the one before (a thread that was
 held up never sends a burst to catch up), so the rate sent is never above the one asked for. Under
-the limit (90%) nothing is refused; over it (140%), the share refused is what the limit implies at
-the rate actually sent (1 - limit / rate: about 29% when the machine keeps up), each with Retry-After.
+the limit (75%: room for a server that stalls, then answers a few at once) nothing is refused; over
+it (140%), the share refused is what the limit implies at the rate actually sent (1 - limit / rate:
+about 29% when the machine keeps up), each with Retry-After.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 LIMIT = 20  # a second: the same sliding window as a minute's, in a test that takes seconds
 THREADS = 6
+UNDER = 0.75  # of the limit: nothing may be refused
 REDIS = "redis://127.0.0.1:6379/13"
 
 
@@ -80,13 +82,13 @@ def test_the_limit_holds_for_parallel_callers(
         env["REDIS_URL"] = REDIS
     process, base_url = start_server(env, tmp_path / "server.log", workers=2)
     try:
-        under, _ = _send_at(base_url, acme.raw_tokens["agent"], rate=0.9 * LIMIT, seconds=5)
+        under, _ = _send_at(base_url, acme.raw_tokens["agent"], rate=UNDER * LIMIT, seconds=5)
         # Another token, so nothing the first one was counted weighs.
         over, sent_rate = _send_at(base_url, acme.raw_tokens["reader"], rate=1.4 * LIMIT, seconds=8)
     finally:
         stop(process)
 
-    assert under == Counter(served=int(0.9 * LIMIT * 5)), under
+    assert under == Counter(served=int(UNDER * LIMIT * 5)), under
     share = over["refused"] / sum(over.values())
     expected = 1 - LIMIT / sent_rate
     assert over["other"] == 0, over
