@@ -2,8 +2,10 @@
 
 Counters and histograms are kept by the process that counts them. Under ``manage.py serve`` every
 web process and worker writes them to files in ``PROMETHEUS_MULTIPROC_DIR`` (prometheus_client's
-multiprocess mode; serve sets it, under the data directory, and empties it when it starts), and
-/metrics adds up every process's; a process started some other way keeps its own in memory.
+multiprocess mode; serve sets it, under the data directory, and clears out what ended processes left
+when it starts), and /metrics adds up every process's; a process started some other way keeps its own
+in memory. The files are named after the machine and the process, so that replicas on several
+machines or containers may share one directory (docker-compose.yml's volume).
 What the database knows (the embedding backlog, open proposals, the workers' heartbeats, code-index
 runs) and the Celery queue's depth are read when /metrics is asked, by the process answering.
 
@@ -14,6 +16,8 @@ exist (404) while METRICS_TOKEN is unset.
 from __future__ import annotations
 
 import os
+import re
+import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,8 +25,26 @@ from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client import multiprocess as _multiprocess
+from prometheus_client import values as _values
+from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import REGISTRY, Collector
+
+# Read once, as prometheus_client reads it when imported: a process counts in memory or in that
+# directory for its whole life, and reports the same way.
+_DIRECTORY = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+# This machine's (or container's) name as it appears in the directory's file names.
+HOST = re.sub(r"[^A-Za-z0-9.]+", "-", socket.gethostname()).strip("-") or "host"
+
+
+def process_identifier() -> str:
+    """This process in the directory's file names (``counter_<host>-<pid>.db``): processes of several
+    machines sharing one directory never write to one file, as bare pids would (every container
+    numbers its processes from 1). Called again after a fork, as prometheus_client does."""
+    return f"{HOST}-{os.getpid()}"
+
+
+if _DIRECTORY is not None:  # before any metric below is made
+    _values.ValueClass = _values.MultiProcessValue(process_identifier)
 
 # Seconds: from a cached lookup (a millisecond) to a large batch or a slow endpoint (tens of seconds).
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -68,11 +90,6 @@ POOL_CONNECTIONS = Gauge(
 )
 
 
-# Read once, as prometheus_client reads it when imported (just above): a process counts in memory or
-# in that directory for its whole life, and reports the same way.
-_DIRECTORY = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
-
-
 def directory() -> str | None:
     """Where this process writes its metrics for the others to read (multiprocess mode), if anywhere."""
     return _DIRECTORY
@@ -96,7 +113,7 @@ def registry(state: Collector | None = None) -> CollectorRegistry:
     if _DIRECTORY is not None:
         forget_dead_processes(Path(_DIRECTORY))
         collected = CollectorRegistry()
-        _multiprocess.MultiProcessCollector(collected)
+        MultiProcessCollector(collected)
     else:
         collected = CollectorRegistry()
         collected.register(_Everything())
@@ -112,13 +129,22 @@ class _Everything(Collector):
         yield from REGISTRY.collect()
 
 
-def forget_dead_processes(directory: Path) -> None:
-    """Drop the live gauges (the pool's) of processes that have ended, a web process the server
-    restarted or a worker that was killed, so that they no longer add to the sum."""
-    for path in directory.glob("gauge_live*_*.db"):
-        pid = path.stem.rsplit("_", 1)[-1]
-        if pid.isdigit() and not _alive(int(pid)):
-            _multiprocess.mark_process_dead(int(pid), str(directory))
+def forget_dead_processes(directory: Path, *, counts: bool = False) -> None:
+    """Drop the files of this machine's processes that have ended (a web process the server restarted,
+    a worker that was killed): their live gauges (the pool's), so that they no longer add to the sum,
+    and with ``counts`` their counters and histograms too (serve, starting: an earlier run's counts
+    must not add up again). Other machines' files are theirs to judge."""
+    for path in directory.glob("*.db" if counts else "gauge_live*_*.db"):
+        pid = _local_pid(path)
+        if pid is not None and not _alive(pid):
+            path.unlink(missing_ok=True)
+
+
+def _local_pid(path: Path) -> int | None:
+    """The pid of the process of this machine that wrote ``path`` (``<kind>_<host>-<pid>.db``, or
+    ``<kind>_<pid>.db`` as prometheus_client names them by default), or None."""
+    host, _, pid = path.stem.rsplit("_", 1)[-1].rpartition("-")
+    return int(pid) if pid.isdigit() and host in ("", HOST) else None
 
 
 def _alive(pid: int) -> bool:

@@ -4,7 +4,6 @@ is read back with the Prometheus client's own parser."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from lifecycle.models import ProposalKind
 from lifecycle.services import proposal_create
 from memory_platform import heartbeat
-from memory_platform.metrics import forget_dead_processes
+from memory_platform.metrics import forget_dead_processes, process_identifier
 from tests.conftest import MemoryFactory, Tenant
 from tests.mcp.http import bearer
 
@@ -136,7 +135,7 @@ def test_the_grafana_dashboard_reads_only_metrics_that_exist(client: Client) -> 
 
 
 def test_the_live_gauges_of_ended_processes_no_longer_count(tmp_path: Path) -> None:
-    mine, ended = tmp_path / f"gauge_livesum_{os.getpid()}.db", tmp_path / "gauge_livesum_4194303.db"
+    mine, ended = tmp_path / f"gauge_livesum_{process_identifier()}.db", tmp_path / "gauge_livesum_4194303.db"
     for path in (mine, ended, tmp_path / "counter_4194303.db"):
         path.write_bytes(b"")
 

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import connections, transaction
 
-from memory_platform import readiness, web
+from memory_platform import metrics, readiness, web
 from memory_platform.env import env_bool
 from memory_platform.worker import BackgroundWorker
 from organizations.models import Organization, Role, User
@@ -142,11 +142,12 @@ class Command(BaseCommand):
 
 def _metrics_directory() -> None:
     """Where the web processes and the worker write their metrics for /metrics to add up
-    (PROMETHEUS_MULTIPROC_DIR, var/run/metrics unless set), emptied: what is there is a past run's."""
+    (PROMETHEUS_MULTIPROC_DIR, var/run/metrics unless set), cleared of what this machine's ended
+    processes left: a past run's counts must not add up again, while another replica sharing the
+    directory keeps its own."""
     directory = Path(os.environ.get("PROMETHEUS_MULTIPROC_DIR") or settings.DATA_DIR / "run" / "metrics")
     directory.mkdir(parents=True, exist_ok=True)
-    for stale in directory.glob("*.db"):
-        stale.unlink(missing_ok=True)
+    metrics.forget_dead_processes(directory, counts=True)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
 
 
