@@ -20,7 +20,8 @@ from organizations.admin_scoping import OrganizationScopedAdmin
 
 RUN_FIELDS = (
     "started_at", "trigger", "status", "phase", "requested_by", "total_files", "indexed_files", "added", "modified",
-    "removed", "skipped_files", "chunks_written", "embeddings_computed", "embeddings_reused", "completed_at", "error",
+    "removed", "skipped_files", "chunks_written", "embeddings_computed", "embeddings_reused", "resumed", "completed_at",
+    "error",
 )  # fmt: skip
 RUNS_SHOWN = 20
 

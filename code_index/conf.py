@@ -37,6 +37,8 @@ CODE_INDEX_UPLOAD_MAX_BYTES = env_int("CODE_INDEX_UPLOAD_MAX_BYTES", 600_000)
 CODE_INDEX_WATCH_INTERVAL_SECONDS = env_int("CODE_INDEX_WATCH_INTERVAL_SECONDS", 60)
 # A run that waited this long for the agent's files, or for a worker, is closed as failed.
 CODE_INDEX_STALE_SECONDS = env_int("CODE_INDEX_STALE_SECONDS", 3600)
+# A run whose worker died is handed to a worker again by beat's sweep this many times, then closed.
+CODE_INDEX_RESUME_ATTEMPTS = env_int("CODE_INDEX_RESUME_ATTEMPTS", 3)
 # Hybrid code search's weights (bench/code_search.py: on django.db's docstring queries keyword 1.0
 # beat the memories' 1.5, MRR@10 0.454 against 0.431).
 CODE_SEARCH_VECTOR_WEIGHT = env_float("CODE_SEARCH_VECTOR_WEIGHT", 1.0)

@@ -171,6 +171,8 @@ class CodeIndexRun(models.Model):
     completed_at = models.DateTimeField(null=True, blank=True)
     # The last sign of life: a file batch written, an upload received.
     heartbeat_at = models.DateTimeField(default=timezone.now)
+    # Times beat's sweep handed the run to a worker again after the one running it died.
+    resumed = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["-started_at", "-id"]

@@ -6,10 +6,8 @@ lock when the worker's connection dies. It works in batches of files, one transa
 run cut off half-way leaves whole files, old or new, never a file half-written; and since every
 file is hashed, the next run finds the finished batches unchanged and picks up where it stopped.
 
-A run left ``indexing`` by a worker that died is closed (``close_stale_runs``): one that was running
-once its lock is free, one that waited for the agent's files or for a worker longer than
-CODE_INDEX_STALE_SECONDS. Beat runs that every minute, and every new request of the repository
-does it first, so a crashed run never keeps a repository locked.
+A run left ``indexing`` by a worker that died is handed to a worker again or closed
+(code_index/recovery.py), so a crashed run never keeps a repository locked.
 """
 
 from __future__ import annotations
@@ -17,9 +15,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import logging
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from datetime import timedelta
+from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
@@ -40,6 +36,7 @@ from code_index.models import (
     Source,
     Trigger,
 )
+from code_index.recovery import close_stale_runs, repository_lock
 from code_index.writer import (
     FileWork,
     merge_pending_keywords,
@@ -49,13 +46,10 @@ from code_index.writer import (
     write_files,
 )
 from memories.embeddings import EmbeddingError, get_provider
-from memory_platform.db.locks import advisory_lock
 from memory_platform.exceptions import DomainError
 
 logger = logging.getLogger(__name__)
 
-# Distinguishes these advisory locks (keyed by the index's id) from the lifecycle workers' ones.
-LOCK_NAMESPACE = 0xC0DE
 BATCH_FILES = 25
 Progress = Callable[[CodeIndexRun], None]
 
@@ -70,18 +64,6 @@ class RunError(Exception):
 
 class _Closed(Exception):
     """The run was closed by someone else while it worked (see close_stale_runs)."""
-
-
-@contextmanager
-def repository_lock(index_id: int) -> Iterator[bool]:
-    with advisory_lock(LOCK_NAMESPACE, index_id) as acquired:
-        yield acquired
-
-
-def lock_is_free(index_id: int) -> bool:
-    """Whether no process works on this index now (asked from a connection not holding the lock)."""
-    with repository_lock(index_id) as acquired:
-        return acquired
 
 
 def run_index(run_id: int, *, progress: Progress | None = None) -> CodeIndexRun | None:
@@ -303,46 +285,6 @@ def _finish(run: CodeIndexRun, status: str, error: str = "") -> None:
 
 
 # --- recovery and watching --------------------------------------------------------------------------------
-
-
-def close_stale_runs(*, index: CodeIndex | None = None) -> int:
-    """Close the runs nobody will finish: running with their lock free (the worker died), or
-    waiting for files or a worker for longer than CODE_INDEX_STALE_SECONDS. Returns how many."""
-    open_runs = CodeIndexRun.objects.filter(status=RunStatus.INDEXING)
-    if index is not None:
-        open_runs = open_runs.filter(index=index)
-    stale = timezone.now() - timedelta(seconds=settings.CODE_INDEX_STALE_SECONDS)
-    minutes = round(settings.CODE_INDEX_STALE_SECONDS / 60)
-    closed = 0
-    for run in open_runs:
-        if run.phase == RunPhase.RECEIVING and run.heartbeat_at < stale:
-            reason = f"no files arrived for {minutes} min: send the manifest again to start over"
-        elif run.phase == RunPhase.QUEUED and run.heartbeat_at < stale:
-            reason = f"no worker took the run within {minutes} min: is the Celery worker running?"
-        elif run.phase == RunPhase.RUNNING:
-            reason = (
-                f"interrupted: the worker stopped after {run.indexed_files} of {run.total_files} files; "
-                "what it wrote stays, and the next run picks up from there"
-            )
-        else:
-            continue
-        with repository_lock(run.index_id) as acquired:
-            # Holding the lock, no worker is on this run; one that picks it up later finds it closed.
-            if acquired and _close(run, reason):
-                closed += 1
-    return closed
-
-
-def _close(run: CodeIndexRun, reason: str) -> bool:
-    now = timezone.now()
-    closed = CodeIndexRun.objects.filter(pk=run.pk, status=RunStatus.INDEXING, phase=run.phase).update(
-        status=RunStatus.FAILED, phase=RunPhase.FINISHED, completed_at=now, heartbeat_at=now, error=reason
-    )
-    if closed:
-        CodeUpload.objects.filter(run_id=run.pk).delete()
-        refresh_totals(CodeIndex.objects.get(pk=run.index_id))
-        merge_pending_keywords()  # what the dead run wrote
-    return bool(closed)
 
 
 def _changed(root: Path, index: CodeIndex) -> bool:

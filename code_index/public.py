@@ -41,6 +41,7 @@ def run_values(run: CodeIndexRun) -> dict[str, Any]:
         "chunks_written": run.chunks_written,
         "embeddings_computed": run.embeddings_computed,
         "embeddings_reused": run.embeddings_reused,
+        "resumed": run.resumed,
         "error": run.error or None,
         "started_at": _iso(run.started_at),
         "completed_at": _iso(run.completed_at),

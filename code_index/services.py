@@ -30,7 +30,8 @@ from code_index.models import (
     Source,
     Trigger,
 )
-from code_index.pipeline import close_stale_runs, lock_is_free, other_model_chunks
+from code_index.pipeline import other_model_chunks
+from code_index.recovery import close_stale_runs, lock_is_free
 from code_index.selectors import code_index_get, code_repository
 from memory_platform.exceptions import Conflict, ValidationError
 from organizations.audit import audit_record

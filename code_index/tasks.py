@@ -7,7 +7,7 @@ from typing import Any
 
 from celery import shared_task
 
-from code_index import pipeline
+from code_index import pipeline, recovery
 from code_index.models import CodeIndex, Source
 
 logger = logging.getLogger(__name__)
@@ -33,8 +33,9 @@ def code_index_run(self: Any, run_id: int) -> dict[str, Any] | None:
 
 @shared_task(ignore_result=True)
 def code_index_watch() -> int:
-    """Beat's entry point: close runs a dead worker left open, then re-scan each watched index."""
-    closed = pipeline.close_stale_runs()
+    """Beat's entry point: hand runs a dead worker left open to a worker again (or close them), then
+    re-scan each watched index."""
+    closed = recovery.close_stale_runs(resume=code_index_run.delay)
     if closed:
         logger.warning("closed %s code index runs nobody was finishing", closed)
     ids = list(CodeIndex.objects.filter(watch=True, source=Source.PATH).values_list("pk", flat=True))

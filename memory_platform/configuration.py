@@ -190,6 +190,9 @@ VARIABLES: dict[str, Variable] = {
     "HEARTBEAT_INTERVAL_SECONDS": Variable(WORKERS, "How often beat and the worker report they are alive."),
     "HEARTBEAT_STALE_SECONDS": Variable(WORKERS, "After this long without a heartbeat, health says `degraded`."),
     "CELERY_TASK_ALWAYS_EAGER": Variable(WORKERS, "Run tasks in the calling process (tests and debugging only)."),
+    "CELERY_VISIBILITY_TIMEOUT_SECONDS": Variable(
+        WORKERS, "With Redis: a task a dead worker had taken is delivered again after this long."
+    ),
     "EXPIRY_INTERVAL_SECONDS": Variable(WORKERS, "How often memories past `valid_until` are recorded as expired."),
     "DECAY_INTERVAL_SECONDS": Variable(WORKERS, "How often freshness decays."),
     "CONSOLIDATION_INTERVAL_SECONDS": Variable(WORKERS, "How often consolidation runs."),
@@ -235,6 +238,9 @@ VARIABLES: dict[str, Variable] = {
     "CODE_INDEX_UPLOAD_MAX_BYTES": Variable(CODE, "Most bytes of content in one `files` call of a sync."),
     "CODE_INDEX_WATCH_INTERVAL_SECONDS": Variable(CODE, "How often beat re-scans watched directories."),
     "CODE_INDEX_STALE_SECONDS": Variable(CODE, "A run waiting this long for files or a worker is closed as failed."),
+    "CODE_INDEX_RESUME_ATTEMPTS": Variable(
+        CODE, "Times beat hands a run whose worker died to a worker again before closing it as interrupted."
+    ),
     "CODE_SEARCH_VECTOR_WEIGHT": Variable(CODE, "Weight of meaning in hybrid code search."),
     "CODE_SEARCH_KEYWORD_WEIGHT": Variable(CODE, "Weight of words in hybrid code search."),
     "CODE_SEARCH_CONTENT_MAX_CHARS": Variable(CODE, "Each code search result's content is trimmed to this."),

@@ -262,9 +262,13 @@ API_TOKEN_LAST_USED_RESOLUTION_SECONDS = 60
 # Celery: Redis in production; with no REDIS_URL a broker kept in files (CELERY_BROKER_DIR, by default
 # DATA_DIR/broker), so a local worker and beat run with nothing else installed.
 CELERY_BROKER_DIR = Path(env_str("CELERY_BROKER_DIR", str(DATA_DIR / "broker"))).resolve()
+# A task a worker had taken when it died (tasks are acknowledged when they end) goes back to the queue
+# this long after it was taken (Redis; kombu's default is an hour). A task still running then is
+# delivered once more: every task is idempotent, and the long ones hold a lock the second waits on.
+CELERY_VISIBILITY_TIMEOUT_SECONDS = env_int("CELERY_VISIBILITY_TIMEOUT_SECONDS", 900)
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT_SECONDS}
 else:
     (CELERY_BROKER_DIR / "processed").mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://localhost//"

@@ -97,6 +97,7 @@ class CodeRunSerializer(serializers.Serializer):
     chunks_written = serializers.IntegerField()
     embeddings_computed = serializers.IntegerField()
     embeddings_reused = serializers.IntegerField(help_text="Chunks whose embedding an equal chunk already had.")
+    resumed = serializers.IntegerField(help_text="Times the run was handed to a worker again after its worker died.")
     error = serializers.CharField(allow_null=True)
     started_at = serializers.DateTimeField()
     completed_at = serializers.DateTimeField(allow_null=True)

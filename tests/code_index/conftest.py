@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from code_index import pipeline, services
+from code_index import pipeline, recovery, services
 from code_index.models import CodeIndexRun
 from memories.embeddings import EmbeddingProvider, reset_provider
 from memories.embeddings.base import ModelState
@@ -132,5 +132,5 @@ def other_session() -> psycopg.Connection[Any]:
 def worker_holding_the_lock(index_id: int) -> Iterator[None]:
     """As if a live worker were running an index run of this index."""
     with other_session() as session:
-        session.execute("SELECT pg_advisory_lock(%s, %s)", [pipeline.LOCK_NAMESPACE, index_id])
+        session.execute("SELECT pg_advisory_lock(%s, %s)", [recovery.LOCK_NAMESPACE, index_id])
         yield

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from code_index import pipeline, services
+from code_index import pipeline, recovery, services
 from code_index.models import CodeChunk, CodeFile, CodeIndexRun
 from memory_platform.celery import app
 from organizations.models import Repository
@@ -85,7 +85,7 @@ def test_a_worker_killed_mid_run_leaves_whole_files_and_the_next_run_finishes(
     assert (dead.status, dead.phase) == ("indexing", "running"), "killed before the run finished"
     assert written < FILES and written % pipeline.BATCH_FILES == 0  # whole batches only
     assert CodeChunk.objects.count() == written  # every file written has its chunk
-    wait_for(lambda: pipeline.lock_is_free(dead.index_id), 30, "the server to drop the dead worker's lock")
+    wait_for(lambda: recovery.lock_is_free(dead.index_id), 30, "the server to drop the dead worker's lock")
 
     start_worker("restarted")
     run = services.code_index_path(principal=acme.agent, repository="payments-api", path=str(tree))

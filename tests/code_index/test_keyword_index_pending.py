@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from code_index import pipeline, services
+from code_index import pipeline, recovery, services
 from code_index.models import CodeIndexRun
 from code_index.writer import KEYWORD_INDEX, merge_pending_keywords
 from tests.code_index.conftest import index_directory, python_module, write_tree
@@ -37,6 +37,7 @@ def merging(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     that the pending list is kept and what the merge is for."""
     if request.param == "unmerged":
         monkeypatch.setattr(pipeline, "merge_pending_keywords", lambda: 0)
+        monkeypatch.setattr(recovery, "merge_pending_keywords", lambda: 0)
     pending_pages()  # whatever the database held before the test
     return request.param == "merged"
 
@@ -65,7 +66,7 @@ def test_a_run_closed_after_its_worker_died_leaves_nothing_pending(
     with pytest.raises(Crash):
         pipeline.run_index(dead.pk, progress=die)  # after its first batch of two files
 
-    assert pipeline.close_stale_runs() == 1
+    assert recovery.close_stale_runs() == 1
     assert (pending_pages() == 0) is merging
 
 

@@ -17,7 +17,7 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from code_index import pipeline, services
+from code_index import pipeline, recovery, services
 from code_index.models import CodeChunk, CodeFile, CodeIndexRun, RunPhase
 from memories.embeddings import EmbeddingError, reset_provider
 from memory_platform.exceptions import Conflict
@@ -88,6 +88,50 @@ def test_a_redelivered_task_resumes_its_own_run(
     assert len(embedder.texts) == 6
 
 
+@pytest.mark.usefixtures("repository", "small_batches")
+def test_beats_sweep_hands_a_run_whose_worker_died_to_a_worker_again_then_gives_up(
+    acme: Tenant, roots: Path, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    settings.CODE_INDEX_RESUME_ATTEMPTS = 1
+    write_tree(roots, FILES)
+    run = services.code_index_path(principal=acme.agent, repository="payments-api", path=str(roots))
+    crash_after_first_batch(run.pk)
+    handed: list[int] = []
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert recovery.close_stale_runs(resume=handed.append) == 0
+    run.refresh_from_db()
+    assert (run.status, run.phase, run.resumed, handed) == ("indexing", "queued", 1, [run.pk])
+    assert recovery.close_stale_runs() == 0, "a queued run is no longer the dead worker's"
+
+    crash_after_first_batch(run.pk)  # the worker it went to dies too
+    with django_capture_on_commit_callbacks(execute=True):
+        assert recovery.close_stale_runs(resume=handed.append) == 1
+    run.refresh_from_db()
+    assert (run.status, run.resumed, handed) == ("failed", 1, [run.pk])
+    assert run.error.startswith("interrupted: the worker stopped after 4 of 6 files")  # the second batch
+
+
+@pytest.mark.usefixtures("repository", "small_batches")
+def test_a_run_handed_again_by_the_sweep_finishes_where_the_dead_worker_stopped(
+    acme: Tenant, roots: Path, embedder: CountingEmbedder, django_capture_on_commit_callbacks: Any
+) -> None:
+    write_tree(roots, FILES)
+    run = services.code_index_path(principal=acme.agent, repository="payments-api", path=str(roots))
+    crash_after_first_batch(run.pk)
+    embedder.texts.clear()
+    handed: list[int] = []
+    with django_capture_on_commit_callbacks(execute=True):
+        recovery.close_stale_runs(resume=handed.append)
+
+    [run_id] = handed
+    finished = pipeline.run_index(run_id)  # the task the sweep enqueued, on a live worker
+
+    assert finished is not None
+    assert (finished.status, finished.resumed, finished.unchanged, finished.added) == ("completed", 1, 2, 4)
+    assert len(embedder.texts) == 4
+
+
 def test_a_run_a_live_worker_holds_is_not_touched_and_the_request_is_refused(
     acme: Tenant, repository: Repository, roots: Path, small_batches: None
 ) -> None:
@@ -103,7 +147,7 @@ def test_a_run_a_live_worker_holds_is_not_touched_and_the_request_is_refused(
             services.code_index_manifest(principal=acme.agent, repository="payments-api", manifest={})
         with pytest.raises(pipeline.Busy):
             pipeline.run_index(running.pk)
-        assert pipeline.close_stale_runs() == 0
+        assert recovery.close_stale_runs() == 0
 
     running.refresh_from_db()
     assert (running.status, running.phase) == ("indexing", "running")
@@ -124,15 +168,15 @@ def test_runs_waiting_too_long_for_files_or_a_worker_are_closed_by_the_sweep(
     ).run
     long_ago = timezone.now() - timedelta(seconds=settings.CODE_INDEX_STALE_SECONDS + 1)
 
-    assert pipeline.close_stale_runs() == 0  # still fresh
+    assert recovery.close_stale_runs() == 0  # still fresh
     CodeIndexRun.objects.filter(pk=waiting.pk).update(heartbeat_at=long_ago)
-    assert pipeline.close_stale_runs() == 1
+    assert recovery.close_stale_runs() == 1
 
     waiting.refresh_from_db()
     assert waiting.status == "failed" and "no files arrived" in waiting.error
     queued = services.code_index_path(principal=acme.agent, repository="payments-api", path=str(roots))
     CodeIndexRun.objects.filter(pk=queued.pk).update(heartbeat_at=long_ago)
-    assert pipeline.close_stale_runs() == 1
+    assert recovery.close_stale_runs() == 1
     queued.refresh_from_db()
     assert "is the Celery worker running?" in queued.error
     assert pipeline.run_index(queued.pk) is None  # a worker that takes it late finds it closed

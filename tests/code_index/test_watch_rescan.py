@@ -66,21 +66,32 @@ def test_an_open_run_is_left_to_pick_up_the_changes(acme: Tenant, watched: CodeI
     assert CodeIndexRun.objects.filter(status="indexing").get() == queued
 
 
-def test_beat_closes_dead_runs_and_rescans_every_watched_index(
-    watched: CodeIndex, monkeypatch: pytest.MonkeyPatch
+def test_beat_resumes_dead_runs_closes_those_resumed_enough_and_rescans_every_watched_index(
+    watched: CodeIndex, monkeypatch: pytest.MonkeyPatch, settings: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     sent: list[int] = []
+    resumed: list[int] = []
     monkeypatch.setattr(tasks.code_index_rescan, "delay", sent.append)
+    monkeypatch.setattr(tasks.code_index_run, "delay", resumed.append)
     unwatched = CodeIndex.objects.create(organization=watched.organization, repository=_another(watched))
     dead = CodeIndexRun.objects.create(
         organization=watched.organization, index=unwatched, trigger="manifest", phase="running"
     )  # its worker is gone: nobody holds the lock
 
-    assert tasks.code_index_watch() == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        assert tasks.code_index_watch() == 1
 
     assert sent == [watched.pk]
+    assert resumed == [dead.pk]
+    dead.refresh_from_db()
+    assert (dead.status, dead.phase, dead.resumed) == ("indexing", "queued", 1)
+
+    CodeIndexRun.objects.filter(pk=dead.pk).update(phase="running", resumed=settings.CODE_INDEX_RESUME_ATTEMPTS)
+    tasks.code_index_watch()  # its worker died again, as many times as it may
+
     dead.refresh_from_db()
     assert dead.status == "failed" and dead.error.startswith("interrupted")
+    assert resumed == [dead.pk]
 
 
 def _another(index: CodeIndex) -> Repository:
