@@ -12,7 +12,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: run test test-fast install install-dev browser lint typecheck format docs docs-serve site clean-db inspector-check conformance-check api-check help FORCE
+.PHONY: run test test-fast install install-dev system-packages lint typecheck format docs docs-serve site clean-db inspector-check conformance-check api-check help FORCE
 
 help:
 	@echo "make run    install, start the embedded database, migrate and serve on http://127.0.0.1:8000"
@@ -67,7 +67,7 @@ site: install-dev
 docs-serve: docs
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8001
 
-test: install-dev lint typecheck site browser
+test: install-dev lint typecheck site system-packages
 	$(PY) -m pytest
 
 # The inner loop while coding: every test that starts no other process (see CONTRIBUTING.md), on
@@ -75,20 +75,23 @@ test: install-dev lint typecheck site browser
 test-fast: install-dev
 	$(PY) -m pytest -m "not processes" --reuse-db
 
-# Debian's Chromium and its WebDriver for the browser tests (tests/browser), with a font to draw text
-# in screenshots. Installed only when missing and when we are root with apt-get (as CI is); otherwise
-# nothing happens and the browser tests skip, saying why (under CI they fail instead).
-BROWSER_PACKAGES := chromium chromium-driver fonts-dejavu-core
-browser:
-	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then exit 0; fi; \
+# Debian packages the process tests drive: Chromium and its WebDriver for the browser tests
+# (tests/browser), with a font to draw text in screenshots, and nginx in front of the production
+# topology (tests/platform/test_production_topology.py). Installed only when missing and when we are
+# root with apt-get (as CI is); otherwise nothing happens and those tests skip, saying why (under CI
+# they fail instead).
+SYSTEM_PACKAGES := chromium chromium-driver fonts-dejavu-core nginx-light
+system-packages:
+	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 \
+		&& { command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; }; then exit 0; fi; \
 	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
-		echo "make browser: no chromium/chromedriver, and not root with apt-get: the browser tests will be skipped"; \
+		echo "make system-packages: missing $(SYSTEM_PACKAGES), and not root with apt-get: the tests that need them will be skipped"; \
 		exit 0; \
 	fi; \
-	echo "make browser: installing $(BROWSER_PACKAGES) with apt-get"; \
+	echo "make system-packages: installing $(SYSTEM_PACKAGES) with apt-get"; \
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get update -qq && \
-	apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300 $(BROWSER_PACKAGES) >/dev/null
+	apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300 $(SYSTEM_PACKAGES) >/dev/null
 
 format: install-dev
 	$(VENV)/bin/ruff format .

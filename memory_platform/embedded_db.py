@@ -7,6 +7,8 @@ server, workers and every ``manage.py`` command share one database. A file lock 
 initialisation and start-up, so processes racing to start it neither corrupt nor double-start it.
 
 The server listens on a Unix socket only: two checkouts on one machine never fight over a port.
+(Its binaries also serve as a separate server reached over TCP, ``tcp_port``: the production
+topology's test runs one so, in place of docker-compose.yml's database service.)
 """
 
 from __future__ import annotations
@@ -53,6 +55,12 @@ class EmbeddedDatabaseError(RuntimeError):
 @dataclass(frozen=True)
 class EmbeddedServer:
     data_dir: Path
+    # Listen on 127.0.0.1 at this port as well as on the socket (named after the port).
+    tcp_port: int | None = None
+
+    @property
+    def port(self) -> int:
+        return self.tcp_port or SOCKET_PORT
 
     @property
     def pgdata(self) -> Path:
@@ -71,7 +79,7 @@ class EmbeddedServer:
         return self.data_dir / "postgres.log"
 
     def uri(self, database: str = DATABASE_NAME) -> str:
-        return f"postgresql://{SUPERUSER}@/{database}?host={self.socket_dir}"
+        return f"postgresql://{SUPERUSER}@/{database}?host={self.socket_dir}&port={self.port}"
 
     def django_settings(self) -> dict[str, object]:
         return {
@@ -80,7 +88,7 @@ class EmbeddedServer:
             "USER": SUPERUSER,
             "PASSWORD": "",
             "HOST": str(self.socket_dir),
-            "PORT": str(SOCKET_PORT),
+            "PORT": str(self.port),
             "OPTIONS": {},
         }
 
@@ -203,8 +211,9 @@ def shared_buffers_mb(memory_mb: int | None = None) -> int:
 
 
 def server_options(server: EmbeddedServer) -> str:
+    listen = "127.0.0.1" if server.tcp_port else "''"
     return (
-        f"-h '' -k {server.socket_dir} -p {SOCKET_PORT} -c max_connections=200 "
+        f"-h {listen} -k {server.socket_dir} -p {server.port} -c max_connections=200 "
         f"-c shared_buffers={shared_buffers_mb()}MB"
     )
 
@@ -244,9 +253,9 @@ def _ensure_database(server: EmbeddedServer) -> None:
             conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
 
 
-def ensure_running(data_dir: Path) -> EmbeddedServer:
+def ensure_running(data_dir: Path, *, tcp_port: int | None = None) -> EmbeddedServer:
     """Initialise and start the embedded server unless it already runs; safe across processes."""
-    server = EmbeddedServer(data_dir.resolve())
+    server = EmbeddedServer(data_dir.resolve(), tcp_port)
     with _ensured_lock:
         if server.data_dir in _ensured:
             return server

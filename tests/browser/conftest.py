@@ -34,6 +34,7 @@ from django.conf import settings
 from organizations.models import User
 from tests.admin.conftest import make_staff  # noqa: F401 - the fixture, for the tests here
 from tests.artifacts import record
+from tests.conftest import on_ci
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -46,16 +47,12 @@ SCREENSHOTS = Path(settings.BASE_DIR) / "test-artifacts" / "screenshots"
 PASSWORD = "unused-password-1"
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 DRIVERS = ("chromedriver",)
-INSTALL_HINT = "install them with `sudo apt-get install chromium chromium-driver` or run `make browser` as root"
-
-
-def _on_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+INSTALL_HINT = "install them with `sudo apt-get install chromium chromium-driver` or run `make system-packages` as root"
 
 
 def _missing(reason: str) -> None:
     """Skip, saying why, or fail under CI, where the browser tests must run."""
-    if _on_ci():
+    if on_ci():
         pytest.fail(f"browser tests cannot run on CI: {reason}", pytrace=False)
     pytest.skip(f"browser tests skipped: {reason}")
 
