@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
+import psycopg
 import pytest
 from django.core.management import call_command
 from django.db import connection
@@ -245,6 +246,15 @@ def embedding_provider(request: pytest.FixtureRequest) -> Iterator[EmbeddingProv
     reset_provider(provider)
     yield provider
     reset_provider(provider)  # whatever the test installed is undone
+
+
+def other_session() -> psycopg.Connection[Any]:
+    """A connection of its own to the test database: another process, as far as locks go."""
+    db = connection.settings_dict
+    return psycopg.connect(
+        host=db["HOST"], port=db["PORT"] or None, user=db["USER"], password=db["PASSWORD"] or None,
+        dbname=db["NAME"], autocommit=True,
+    )  # fmt: skip
 
 
 def database_url_of_the_test_database() -> str:

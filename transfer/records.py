@@ -127,5 +127,5 @@ def record(kind: Kind, row: models.Model, *, embeddings: bool) -> dict[str, Any]
             continue
         values[f.attname] = encode(getattr(row, f.attname))
     for name in kind.many:
-        values[name] = sorted(str(pk) for pk in getattr(row, name).values_list("pk", flat=True))
+        values[name] = sorted(str(related.pk) for related in getattr(row, name).all())  # prefetched
     return {"kind": kind.name, "fields": values}

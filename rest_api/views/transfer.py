@@ -57,8 +57,10 @@ class ImportView(ApiView):
         operation_id="organization_import",
         summary="Import an export into the organization (admins)",
         description=(
-            "The body is an export (JSON Lines, as `GET /export/` gives). All of it is imported, in one transaction, "
-            "or nothing: a file cut short, altered or malformed is refused (400) with the line and what is wrong. "
+            "The body is an export (JSON Lines, as `GET /export/` gives), checked whole before anything is written: "
+            "a file cut short, altered or malformed is refused (400) with the line and what is wrong, and changes "
+            "nothing. An import cut off (the server stopped) goes on from where it stopped when the same body is "
+            "sent again; while one runs, another into the organization is refused (409). "
             "Every row gets a new id unless `keep_ids` is set; memories without vectors are embedded afterwards."
         ),
         parameters=[s.ImportQuerySerializer],

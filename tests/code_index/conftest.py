@@ -10,9 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
-from django.db import connection
 
 from code_index import pipeline, recovery, services
 from code_index.models import CodeIndexRun
@@ -21,7 +19,7 @@ from memories.embeddings.base import ModelState
 from organizations.models import Repository
 from organizations.principal import Principal
 from organizations.services import repository_get_or_create
-from tests.conftest import Tenant
+from tests.conftest import Tenant, other_session
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -117,15 +115,6 @@ def python_module(name: str, body: str = "") -> str:
         f"            total += value\n"
         f"    {body or 'return total'}\n"
     )
-
-
-def other_session() -> psycopg.Connection[Any]:
-    """A connection of its own to the test database: another process, as far as locks go."""
-    db = connection.settings_dict
-    return psycopg.connect(
-        host=db["HOST"], port=db["PORT"] or None, user=db["USER"], password=db["PASSWORD"] or None,
-        dbname=db["NAME"], autocommit=True,
-    )  # fmt: skip
 
 
 @contextmanager

@@ -14,41 +14,17 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from knowledge.models import MemoryLink, Triple
-from knowledge.services import entity_add_alias
 from lifecycle.models import ConsolidationProposal
 from memories.models import Memory, MemoryVersion
 from memories.search import SearchParams, memory_search
-from memories.services import memory_update
 from organizations.models import AuditEvent, Organization
 from organizations.tokens import principal_for_token
-from tests.conftest import MemoryFactory, Tenant
-from tests.rest_api.conftest import World, proposals, world  # noqa: F401 - the fixtures
-from transfer.export import export_organization
+from tests.conftest import Tenant
+from tests.rest_api.conftest import World
+from tests.transfer.conftest import export_lines as _export
+from tests.transfer.conftest import write_lines as _write
 
 pytestmark = pytest.mark.django_db
-
-
-def _export(slug: str, *, embeddings: bool = True) -> list[dict[str, Any]]:
-    out = io.StringIO()
-    export_organization(Organization.objects.get(slug=slug), out, embeddings=embeddings)
-    return [json.loads(line) for line in out.getvalue().splitlines()]
-
-
-def _write(lines: list[dict[str, Any]], path: Path) -> Path:
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return path
-
-
-@pytest.fixture
-def rich(acme: Tenant, proposals: World, make_memory: MemoryFactory) -> World:  # noqa: F811 - the fixture
-    """acme with every kind of row: the REST world and its proposals, a personal memory, an edited
-    one (two versions), an entity alias."""
-    make_memory(principal=acme.person, scope_type="user", current_content="I prefer short answers.")
-    memory_update(
-        principal=acme.agent, memory_id=proposals.other.pk, data={"current_content": "Refunds use the ledger."}
-    )
-    entity_add_alias(principal=acme.agent, entity_name="payments-api", alias="payments")
-    return proposals
 
 
 def test_into_an_empty_platform_every_row_comes_back_as_it_was(acme: Tenant, rich: World, tmp_path: Path) -> None:

@@ -9,12 +9,16 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from memory_platform.exceptions import DomainError
 from memory_platform.progress import ProgressStream
 from transfer.importer import ImportProblem, import_organization
 
 
 class Command(BaseCommand):
-    help = "Import an export (manage.py export_organization) into an organization, all of it or nothing."
+    help = (
+        "Import an export (manage.py export_organization) into an organization. The file is checked whole first; "
+        "an import cut off goes on from where it stopped when run again."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("source", type=Path, help="The export file.")
@@ -43,8 +47,16 @@ class Command(BaseCommand):
                 )
         except ImportProblem as problem:
             raise CommandError(f"{source}: {problem}; nothing was imported") from None
+        except DomainError as error:
+            raise CommandError(error.message) from None
+        except KeyboardInterrupt:
+            raise CommandError(
+                "stopped: what was stored stays; run the same command again to go on from where it stopped"
+            ) from None
         total = sum(result.counts.values())
         pending = f", {result.pending_embeddings} memories to embed" if result.pending_embeddings else ""
+        resumed = f" (went on after line {result.resumed_from})" if result.resumed_from else ""
         self.stdout.write(
-            f"imported {total} rows into {result.organization.slug}{pending} in {time.monotonic() - started:.1f} s"
+            f"imported {total} rows into {result.organization.slug}{pending}{resumed} "
+            f"in {time.monotonic() - started:.1f} s"
         )
