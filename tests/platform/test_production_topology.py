@@ -4,8 +4,9 @@ over TCP, Redis, two web replicas behind nginx with deploy/nginx.conf, two Celer
 Through nginx: MCP, REST and the admin answer. Agents write over REST and MCP while one web replica
 is killed (SIGKILL to it and its web processes) and started again: every write the platform
 acknowledged is there afterwards, read back through nginx. A worker is killed in the middle of a
-code-index run: the other worker takes the task up again and finishes the run. /metrics, asked
-through nginx, adds up both replicas and the workers. Timings go to test-artifacts/topology.json.
+code-index run: the other worker takes the task up again and finishes the run. A backup of the
+database server restores into an empty database. /metrics, asked through nginx, adds up both
+replicas and the workers. Timings go to test-artifacts/topology.json.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -201,6 +203,23 @@ def test_a_task_a_killed_worker_held_is_finished_by_the_other(topology: Topology
     assert status["total_files"] == FILES and finished["indexed_files"] == FILES
     survivor = next(name for name in ("worker-1", "worker-2") if name != holder)
     assert "code_index.tasks.code_index_run[" in _log(topology, survivor), "the other worker finished it"
+
+
+def test_a_backup_of_the_database_server_restores_into_an_empty_database(topology: Topology, token: str) -> None:
+    """`manage.py backup` and `restore` against the PostgreSQL server over TCP with its password."""
+    backup = topology.root / "memory.dump"
+    topology.manage("backup", "--output", str(backup))
+    with psycopg.connect(topology.database_url, autocommit=True) as admin:
+        admin.execute("CREATE DATABASE restored")
+        held = admin.execute("SELECT count(*) FROM memories_memory").fetchone()
+    restored_url = topology.database_url.rsplit("/", 1)[0] + "/restored"
+
+    said = topology.manage("restore", str(backup), DATABASE_URL=restored_url)
+
+    assert held is not None and held[0] > 0
+    assert f"{held[0]} memories" in said
+    with psycopg.connect(restored_url) as restored:
+        assert restored.execute("SELECT count(*) FROM memories_memory").fetchone() == held
 
 
 def test_metrics_through_the_balancer_add_up_both_replicas_and_the_workers(topology: Topology) -> None:
