@@ -94,8 +94,7 @@ def _unfinished(organization: Organization | None, digest: str) -> ImportRun | N
     if organization is None:
         return None
     return (
-        ImportRun.objects.filter(organization=organization, source_sha256=digest)
-        .exclude(status=ImportStatus.COMPLETED)
+        ImportRun.objects.filter(organization=organization, source_sha256=digest, status=ImportStatus.RUNNING)
         .order_by("-started_at")
         .first()
     )

@@ -14,6 +14,7 @@ from organizations.models import Organization
 class ImportStatus(models.TextChoices):
     RUNNING = "running", "running"
     COMPLETED = "completed", "completed"
+    UNDONE = "undone", "undone"
 
 
 class ImportRun(models.Model):

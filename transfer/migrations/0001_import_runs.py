@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
                 ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
                 ('source_sha256', models.CharField(max_length=64)),
                 ('new_ids', models.BooleanField()),
-                ('status', models.CharField(choices=[('running', 'running'), ('completed', 'completed')], default='running', max_length=16)),
+                ('status', models.CharField(choices=[('running', 'running'), ('completed', 'completed'), ('undone', 'undone')], default='running', max_length=16)),
                 ('line', models.PositiveIntegerField(default=0)),
                 ('started_by', models.CharField(blank=True, max_length=200)),
                 ('started_at', models.DateTimeField(default=django.utils.timezone.now)),
@@ -46,7 +46,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name='importrun',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['running', 'completed'])), name='transfer_run_status_valid'),
+            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['running', 'completed', 'undone'])), name='transfer_run_status_valid'),
         ),
         migrations.AddConstraint(
             model_name='importedid',

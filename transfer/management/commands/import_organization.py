@@ -58,5 +58,5 @@ class Command(BaseCommand):
         resumed = f" (went on after line {result.resumed_from})" if result.resumed_from else ""
         self.stdout.write(
             f"imported {total} rows into {result.organization.slug}{pending}{resumed} "
-            f"in {time.monotonic() - started:.1f} s"
+            f"in {time.monotonic() - started:.1f} s (import {result.run.pk}: `manage.py undo_import` takes it back)"
         )
