@@ -29,6 +29,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 MAX_CHARS = 900
 MIN_WORDS = 8
@@ -184,7 +185,7 @@ def clip(text: str) -> str:
     return cut + " …"
 
 
-def build(named: list[tuple[str, Path]]) -> tuple[dict[str, object], dict[str, int]]:
+def build(named: list[tuple[str, Path]]) -> tuple[dict[str, Any], dict[str, int]]:
     orgs: dict[str, list[dict[str, str]]] = {}
     questions: list[dict[str, str]] = []
     dropped: dict[str, int] = {}
@@ -227,7 +228,7 @@ def main() -> None:
         named.append((name, Path(folder)))
     data, dropped = build(named)
     Path(args.out).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    for name, memories in data["orgs"].items():  # type: ignore[union-attr]
+    for name, memories in data["orgs"].items():
         print(f"{name}: {len(memories)} pairs ({dropped[name]} entries under {MIN_WORDS} words left out)")
     print(f"wrote {args.out}")
 

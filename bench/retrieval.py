@@ -67,7 +67,7 @@ ID_KEY = "dev_id"  # the item's id, kept in the memory's metadata
 
 def load_set(path: Path) -> dict[str, Any]:
     """A dev set, checked: every question names an organization of the set and an answer it holds."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     held = {org: {item["id"] for item in items} for org, items in data["orgs"].items()}
     for question in data["questions"]:
         if question["answer"] not in held.get(question["org"], set()):
