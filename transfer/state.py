@@ -24,6 +24,7 @@ from memories import trust
 from memories.embeddings import get_provider
 from memories.models import EMBEDDING_DIMENSIONS, EmbeddingStatus, Memory, MemoryVersion
 from memories.search.caches import memories_changed
+from memory_platform.bulk import copy_insert
 from memory_platform.exceptions import DomainError
 from organizations.audit import audit_record
 from organizations.models import ApiToken, Organization, User
@@ -250,7 +251,11 @@ class ImportState:
             return
         try:
             with transaction.atomic():
-                created = model._default_manager.bulk_create(rows)
+                if not model._meta.pk.db_returning:  # ids of our own (UUIDs): COPY streams the rows
+                    copy_insert(rows)
+                    created = rows
+                else:
+                    created = model._default_manager.bulk_create(rows)
                 self._record(pending, created, held, last_line)
         except DatabaseError as error:
             first = pending.rows[0][0] if pending.rows else last_line
