@@ -128,3 +128,7 @@ class ImportResultSerializer(serializers.Serializer):
     organization = serializers.CharField(help_text="The organization imported into.")
     counts = serializers.DictField(child=serializers.IntegerField(), help_text="Rows imported, by kind.")
     pending_embeddings = serializers.IntegerField(help_text="Memories the worker embeds after the import.")
+    run = serializers.UUIDField(help_text="The import's id (`manage.py undo_import` takes it back).")
+    resumed_from = serializers.IntegerField(
+        help_text="The line an import cut off earlier went on after (0: it started from the top)."
+    )

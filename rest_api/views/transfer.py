@@ -77,5 +77,7 @@ class ImportView(ApiView):
             "organization": result.organization.slug,
             "counts": result.counts,
             "pending_embeddings": result.pending_embeddings,
+            "run": str(result.run.pk),
+            "resumed_from": result.resumed_from,
         }
         return Response(body)

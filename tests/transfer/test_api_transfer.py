@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 from memories.models import Memory
 from tests.conftest import MemoryFactory, Tenant
 from tests.rest_api.conftest import client_with
+from transfer.models import ImportRun
 
 pytestmark = pytest.mark.django_db
 
@@ -34,6 +35,8 @@ def test_an_admin_exports_and_imports_the_organization(acme: Tenant, make_memory
     assert imported.status_code == 200, imported.content
     assert imported.json()["counts"]["memory"] == 2 and imported.json()["pending_embeddings"] == 2
     assert Memory.objects.filter(organization=acme.organization).count() == 4, "new ids: beside the originals"
+    run = ImportRun.objects.get(pk=imported.json()["run"])
+    assert (run.status, run.organization_id, imported.json()["resumed_from"]) == ("completed", acme.organization.pk, 0)
 
 
 def test_only_admins_may_and_a_bad_file_changes_nothing(acme: Tenant, globex: Tenant) -> None:
