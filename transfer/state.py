@@ -251,7 +251,7 @@ class ImportState:
             return
         try:
             with transaction.atomic():
-                if not model._meta.pk.db_returning:  # ids of our own (UUIDs): COPY streams the rows
+                if not getattr(model._meta.pk, "db_returning", False):  # ids of our own (UUIDs): COPY streams them
                     copy_insert(rows)
                     created = rows
                 else:
