@@ -251,7 +251,8 @@ class ImportState:
             return
         try:
             with transaction.atomic():
-                if not getattr(model._meta.pk, "db_returning", False):  # ids of our own (UUIDs): COPY streams them
+                # Ids of our own (UUIDs, not the database's): COPY streams the rows.
+                if not getattr(model._meta.pk, "db_returning", False):
                     copy_insert(rows)
                     created = rows
                 else:
