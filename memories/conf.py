@@ -42,6 +42,9 @@ EMBEDDING_QUERY_CACHE_SIZE = env_int("EMBEDDING_QUERY_CACHE_SIZE", 4096)
 # and words, how many candidates each retriever contributes, and below how many rows a scope is
 # scanned exactly instead of via HNSW.
 SEARCH_FUSION = env_str("SEARCH_FUSION", "model")
+# Search a query's abbreviations ("PR", "prod", "k8s") with their long forms beside them
+# (memories/search/words.py).
+SEARCH_EXPAND_ABBREVIATIONS = env_bool("SEARCH_EXPAND_ABBREVIATIONS", True)
 SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 1.0)
 SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.5)
 # 50 (at least 5 x the page): LoCoMo R@10 0.758 and MRR 0.557, against 0.756 and 0.557 with 100, for

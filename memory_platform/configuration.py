@@ -171,6 +171,9 @@ VARIABLES: dict[str, Variable] = {
     # --- search
     "SEARCH_FUSION": Variable(SEARCH, "How hybrid search ranks: `model` (the calibrated score), `score` or `rrf`."),
     "SEARCH_MIN_SCORE": Variable(SEARCH, "Default floor of a search with a query (`min_score` overrides it)."),
+    "SEARCH_EXPAND_ABBREVIATIONS": Variable(
+        SEARCH, "Search a query's common abbreviations (PR, prod, k8s) with their long forms beside them."
+    ),
     "RECALL_MIN_SCORE": Variable(SEARCH, "Default floor of `memory-recall`'s relevant layer."),
     "SEARCH_REVIEW_PRIOR_VERIFIED": Variable(SEARCH, "What a verified memory's relevance is multiplied by."),
     "SEARCH_REVIEW_PRIOR_ACTIVE": Variable(SEARCH, "What an active (unreviewed) memory's relevance is multiplied by."),

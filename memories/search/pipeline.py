@@ -43,6 +43,7 @@ from memories.search.params import (
 from memories.search.questions import QueryTraits, query_traits
 from memories.search.ranking import Retrieved, rank
 from memories.search.vector import vector_candidates
+from memories.search.words import expanded
 from memories.selectors import check_filters, memory_filter, memory_page, memory_visible_queryset
 from memory_platform.exceptions import SearchUnavailable
 from memory_platform.metrics import SEARCH_STAGE_SECONDS, timed
@@ -197,7 +198,7 @@ def _start_embedding(scope: _Scope) -> Future[list[float]] | None:
     # connection while their own retrievers wait for one, until the pool's timeout failed them all.
     if scope.params.mode not in (SearchMode.HYBRID, SearchMode.VECTOR):
         return None
-    return _query_embedder.submit(_embed, scope.params.query)
+    return _query_embedder.submit(_embed, expanded(scope.params.query))
 
 
 def _keyword_hits(scope: _Scope, terms: QueryTerms, *, fused: bool) -> tuple[list[Candidate], float | None]:
@@ -219,7 +220,7 @@ def _candidates(scope: _Scope) -> _Found:
         if mode == SearchMode.VECTOR
         else QueryTerms.of(
             scope.organization_id,
-            scope.params.query,
+            expanded(scope.params.query),
             found.traits.names,
             counted=scope.position.counts if scope.position else None,
         )
