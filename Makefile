@@ -12,7 +12,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: run test test-fast install install-dev system-packages lint typecheck format docs docs-serve site clean-db inspector-check conformance-check api-check help FORCE
+.PHONY: run test test-fast install install-dev system-packages mcp-memory-service lint typecheck format docs docs-serve site clean-db inspector-check conformance-check api-check help FORCE
 
 help:
 	@echo "make run    install, start the embedded database, migrate and serve on http://127.0.0.1:8000"
@@ -67,7 +67,7 @@ site: install-dev
 docs-serve: docs
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8001
 
-test: install-dev lint typecheck site system-packages
+test: install-dev lint typecheck site system-packages mcp-memory-service
 	$(PY) -m pytest
 
 # The inner loop while coding: every test that starts no other process (see CONTRIBUTING.md), on
@@ -92,6 +92,17 @@ system-packages:
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get update -qq && \
 	apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300 $(SYSTEM_PACKAGES) >/dev/null
+
+# mcp-memory-service, in a virtualenv of its own (its `mcp<2` pin is not ours), for the importer's test
+# on a database its own code writes (tests/transfer/test_mcp_memory_service_real_file.py).
+MMS_VENV := var/tools/mcp-memory-service
+MMS_PACKAGES := mcp-memory-service==12.4.0 onnxruntime==1.31.1 tokenizers==0.23.3
+mcp-memory-service: $(MMS_VENV)/.installed
+$(MMS_VENV)/.installed: Makefile
+	rm -rf $(MMS_VENV)
+	$(PYTHON) -m venv $(MMS_VENV)
+	$(MMS_VENV)/bin/python -m pip --disable-pip-version-check install -q $(MMS_PACKAGES)
+	@touch $@
 
 format: install-dev
 	$(VENV)/bin/ruff format .
