@@ -191,14 +191,14 @@ def _embed(query: str) -> list[float]:
     return query_vector(query, settings.EMBEDDING_QUERY_WAIT_SECONDS)
 
 
-def _start_embedding(scope: _Scope) -> Future[list[float]] | None:
+def _start_embedding(scope: _Scope, text: str) -> Future[list[float]] | None:
     # The query is embedded in a worker thread (the model runs outside the GIL) while the keyword
     # retriever waits on the database. The vector retriever then runs here, on this request's
     # connection: a second connection per search would let busy requests hold every pooled
     # connection while their own retrievers wait for one, until the pool's timeout failed them all.
     if scope.params.mode not in (SearchMode.HYBRID, SearchMode.VECTOR):
         return None
-    return _query_embedder.submit(_embed, expanded(scope.params.query))
+    return _query_embedder.submit(_embed, text)
 
 
 def _keyword_hits(scope: _Scope, terms: QueryTerms, *, fused: bool) -> tuple[list[Candidate], float | None]:
@@ -211,7 +211,8 @@ def _keyword_hits(scope: _Scope, terms: QueryTerms, *, fused: bool) -> tuple[lis
 def _candidates(scope: _Scope) -> _Found:
     """Both retrievers' candidates; hybrid falls back to keywords alone when the query cannot be embedded."""
     mode = scope.params.mode
-    embedding = _start_embedding(scope)
+    text = expanded(scope.params.query)  # what both retrievers search for
+    embedding = _start_embedding(scope, text)
     found = _Found(vector_hits=[], keyword_hits=[], keyword_floor=None, fused=False, degraded=None, mode=mode)
     found.traits = query_traits(scope.params.query)
     # Vector search alone reads no words; the others start with the query's words.
@@ -220,7 +221,7 @@ def _candidates(scope: _Scope) -> _Found:
         if mode == SearchMode.VECTOR
         else QueryTerms.of(
             scope.organization_id,
-            expanded(scope.params.query),
+            text,
             found.traits.names,
             counted=scope.position.counts if scope.position else None,
         )

@@ -45,10 +45,6 @@ def abbreviations_in(query: str) -> list[str]:
     return [token for token in _TOKEN.findall(query) if token.lower() in ABBREVIATIONS]
 
 
-def is_abbreviation(word: str) -> bool:
-    return word.lower() in ABBREVIATIONS
-
-
 def expanded(query: str) -> str:
     """The query with the long forms of its abbreviations beside it (when SEARCH_EXPAND_ABBREVIATIONS)."""
     if not settings.SEARCH_EXPAND_ABBREVIATIONS:
