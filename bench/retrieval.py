@@ -322,6 +322,7 @@ def main() -> None:
         "limit": LIMIT,
         "default_floor": settings.SEARCH_MIN_SCORE,
         "embedding": {"provider": settings.EMBEDDING_PROVIDER, "int8": settings.EMBEDDING_INT8},
+        "statement_model": settings.SEARCH_STATEMENT_MODEL,
         "sets": sets,
     }
     if locomo_result is not None:

@@ -9,16 +9,13 @@ from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 
 from knowledge.models import Entity, EntityAlias, MemoryLink, Predicate, Triple
+from knowledge.words import normalized_name
 from memories.admin import MemoryAdmin
 from memories.admin_parts import MemoryPartInline, hidden_from, memory_label
 from memories.selectors import memories_personal_to_others
 from organizations.admin_audit import Target, admin_url, audit_target, integer_ids
 from organizations.admin_scoping import OrganizationScopedAdmin, ReadOnlyInline
 from organizations.models import Role
-
-
-def _normalized(alias: str) -> str:
-    return " ".join(alias.split()).casefold()
 
 
 class EntityAliasForm(forms.ModelForm):
@@ -36,7 +33,7 @@ class EntityAliasForm(forms.ModelForm):
         if entity.organization_id is not None:
             clash = (
                 EntityAlias.objects.select_related("entity")
-                .filter(organization_id=entity.organization_id, normalized=_normalized(alias))
+                .filter(organization_id=entity.organization_id, normalized=normalized_name(alias))
                 .exclude(pk=self.instance.pk)
                 .first()
             )
@@ -54,9 +51,9 @@ class EntityAliasFormSet(BaseInlineFormSet):
             alias = getattr(form, "cleaned_data", {}).get("alias")
             if not alias or form.cleaned_data.get("DELETE"):
                 continue
-            if _normalized(alias) in seen:
+            if normalized_name(alias) in seen:
                 raise forms.ValidationError(f"'{alias}' is given twice.")
-            seen.add(_normalized(alias))
+            seen.add(normalized_name(alias))
 
 
 class EntityForm(forms.ModelForm):
@@ -72,7 +69,7 @@ class EntityForm(forms.ModelForm):
             cleaned["name"] = name
             clash = (
                 EntityAlias.objects.select_related("entity")
-                .filter(organization=organization, normalized=_normalized(name))
+                .filter(organization=organization, normalized=normalized_name(name))
                 .exclude(entity_id=self.instance.pk)
                 .first()
             )
@@ -139,7 +136,7 @@ class EntityAdmin(OrganizationScopedAdmin):
         super().save_related(request, form, formsets, change)
         # Entities are found by their aliases: the name must be one, as for entities made by use.
         entity = form.instance
-        normalized = _normalized(entity.name)
+        normalized = normalized_name(entity.name)
         if not EntityAlias.objects.filter(organization=entity.organization, normalized=normalized).exists():
             EntityAlias.objects.create(
                 organization=entity.organization, entity=entity, alias=entity.name, normalized=normalized
@@ -150,7 +147,7 @@ class EntityAdmin(OrganizationScopedAdmin):
         for instance in instances:
             if isinstance(instance, EntityAlias):
                 instance.organization = instance.entity.organization
-                instance.normalized = _normalized(instance.alias)
+                instance.normalized = normalized_name(instance.alias)
             instance.save()
         formset.save_m2m()
 

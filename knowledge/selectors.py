@@ -11,6 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from knowledge.models import Entity, EntityAlias, MemoryLink, RelationType, Triple
+from knowledge.words import normalized_name
 from memories import validation
 from memories.models import Memory
 from memories.selectors import memory_get, memory_get_many, memory_version_counts, memory_visible_queryset
@@ -125,7 +126,7 @@ def entity_page(principal: Principal, *, name: str = "", after: int = 0, limit: 
     containing it. The cursor is the bare id: the REST schema publishes it as an integer."""
     queryset = Entity.objects.filter(organization=principal.organization)
     if name.strip():
-        normalized = " ".join(name.split()).casefold()
+        normalized = normalized_name(name)
         queryset = queryset.filter(
             pk__in=EntityAlias.objects.filter(
                 organization=principal.organization, normalized__contains=normalized
@@ -269,7 +270,7 @@ def entity_find(principal: Principal, name: Any) -> Entity | None:
     """The organization's entity known by ``name`` or an alias of it (case-insensitive)."""
     if not isinstance(name, str) or not name.strip():
         raise ValidationError("subject must be a non-empty name", details={"field": "subject"})
-    normalized = " ".join(name.split()).casefold()
+    normalized = normalized_name(name)
     alias = (
         EntityAlias.objects.select_related("entity")
         .filter(organization=principal.organization, normalized=normalized)

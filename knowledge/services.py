@@ -10,6 +10,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from knowledge.models import Entity, EntityAlias, Predicate, Triple
+from knowledge.words import normalized_name
 from memories import validation
 from memories.inputs import MemoryId
 from memories.selectors import memory_get
@@ -21,10 +22,6 @@ from organizations.principal import Principal
 from organizations.selectors import repository_named
 
 NAME_MAX = 200
-
-
-def _normalize(name: str) -> str:
-    return " ".join(name.split()).casefold()
 
 
 def _name(value: object, field: str) -> str:
@@ -50,14 +47,14 @@ def entity_resolve(*, principal: Principal, name: str, entity_type: str = "", cr
     if create:
         entity, _ = entity_get_or_create(principal=principal, name=name, entity_type=entity_type)
         return entity
-    return _entity_named(principal, _normalize(_name(name, "name")))
+    return _entity_named(principal, normalized_name(_name(name, "name")))
 
 
 def entity_get_or_create(*, principal: Principal, name: str, entity_type: str = "") -> tuple[Entity, bool]:
     """The entity known by ``name`` (any alias, any case), created on first use; and whether this
     call created it."""
     cleaned = _name(name, "name")
-    normalized = _normalize(cleaned)
+    normalized = normalized_name(cleaned)
     existing = _entity_named(principal, normalized)
     if existing is not None:
         return existing, False
@@ -81,7 +78,7 @@ def entity_add_alias(*, principal: Principal, entity_name: str, alias: str) -> E
     if entity is None:
         raise NotFound(f"entity '{entity_name}' not found")
     cleaned = _name(alias, "alias")
-    normalized = _normalize(cleaned)
+    normalized = normalized_name(cleaned)
     existing = EntityAlias.objects.filter(organization=principal.organization, normalized=normalized).first()
     if existing is not None:
         if existing.entity_id != entity.pk:

@@ -70,5 +70,10 @@ SEARCH_RERANK_POOL = env_int("SEARCH_RERANK_POOL", 30)
 SEARCH_REVIEW_PRIOR_VERIFIED = env_float("SEARCH_REVIEW_PRIOR_VERIFIED", 0.95)
 SEARCH_REVIEW_PRIOR_ACTIVE = env_float("SEARCH_REVIEW_PRIOR_ACTIVE", 0.85)
 SEARCH_REVIEW_PRIOR_DRAFT = env_float("SEARCH_REVIEW_PRIOR_DRAFT", 0.7)
+# Score memories written outside a conversation session by the statement model (memories.search.
+# model.STATEMENT) instead of the conversation model. Off by default: its scores spread wider, and a
+# review prior that multiplies them no longer keeps every curated answer before unreviewed text that
+# resembles the question more (tests/trust/test_poisoning_suite.py); the prior must change with it.
+SEARCH_STATEMENT_MODEL = env_bool("SEARCH_STATEMENT_MODEL", False)
 SEARCH_MIN_SCORE = env_float("SEARCH_MIN_SCORE", 0.01)
 RECALL_MIN_SCORE = env_float("RECALL_MIN_SCORE", 0.01)

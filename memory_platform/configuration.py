@@ -172,7 +172,14 @@ VARIABLES: dict[str, Variable] = {
     "SEARCH_FUSION": Variable(SEARCH, "How hybrid search ranks: `model` (the calibrated score), `score` or `rrf`."),
     "SEARCH_MIN_SCORE": Variable(SEARCH, "Default floor of a search with a query (`min_score` overrides it)."),
     "SEARCH_EXPAND_ABBREVIATIONS": Variable(
-        SEARCH, "Search a query's common abbreviations (PR, prod, k8s) with their long forms beside them."
+        SEARCH,
+        "Search a query's common abbreviations (PR, prod, k8s) and the organization's entity aliases with"
+        " their other names beside them.",
+    ),
+    "SEARCH_STATEMENT_MODEL": Variable(
+        SEARCH,
+        "Score memories written outside a conversation session by the statement model (fitted on"
+        " question-and-answer sets) instead of the conversation model.",
     ),
     "RECALL_MIN_SCORE": Variable(SEARCH, "Default floor of `memory-recall`'s relevant layer."),
     "SEARCH_REVIEW_PRIOR_VERIFIED": Variable(SEARCH, "What a verified memory's relevance is multiplied by."),

@@ -23,7 +23,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from memories.models import Memory
-from memories.search.caches import ScopeSQL, created_micros
+from memories.search.caches import ScopeSQL, created_micros, in_session
 from memories.search.keyword import QueryTerms, bm25_sql
 from memories.search.params import Candidate, Features
 from memories.search.questions import STATES_TIME_PATTERN, QueryTraits
@@ -49,12 +49,13 @@ _QUERY = """WITH q AS (SELECT %s::vector AS v, %s::text[] AS lexemes, %s::float8
 def _features(x: str) -> str:
     """The features of memory ``x``: cosine similarity, BM25 (as memories.search.keyword computes it),
     whether it says when, whether it is from the days the query names; after its id, importance and
-    created_at (in microseconds); then its status (the review prior, memories.search.fusion.boost)."""
+    created_at (in microseconds); then its status (the review prior, memories.search.fusion.boost)
+    and whether it was written in a conversation session (which model scores it)."""
     return (
         f"{x}.id, {x}.importance, {created_micros(x)}, 1 - ({x}.embedding <=> q.v), {bm25_sql(x)},"
         f" {x}.current_content ~* q.says_when,"
         f" (coalesce({x}.valid_from, {x}.created_at) AT TIME ZONE 'UTC')::date BETWEEN q.first_day AND q.last_day,"
-        f" {x}.status"
+        f" {x}.status, {in_session(x)}"
     )
 
 
@@ -72,7 +73,7 @@ _AROUND = """, around AS (SELECT m.id, b.id AS before_id, a.id AS after_id FROM 
 {after}
 WHERE m.id = ANY(%s::uuid[]))"""
 
-_WIDTH = 8  # id, importance, created_at, the four features and the status
+_WIDTH = 9  # id, importance, created_at, the four features, the status and whether in a session
 
 
 def _query_params(context: QueryContext) -> list[Any]:
@@ -89,7 +90,7 @@ def _query_params(context: QueryContext) -> list[Any]:
 
 
 def _candidate(row: tuple[Any, ...], mass: float) -> Candidate:
-    pk, importance, created, cosine, bm25, states_time, in_span, status = row
+    pk, importance, created, cosine, bm25, states_time, in_span, status, session = row
     similarity = None if cosine is None else float(cosine)
     keyword = float(bm25 or 0.0)
     features = Features(
@@ -108,6 +109,7 @@ def _candidate(row: tuple[Any, ...], mass: float) -> Candidate:
         keyword=keyword or None,
         features=features,
         status=status,
+        in_session=bool(session),
     )
 
 

@@ -1,8 +1,20 @@
-"""The ranking model and its calibration: every search result's ``score`` in [0, 1].
+"""The ranking models and their calibration: every search result's ``score`` in [0, 1].
 
 The score is the estimated probability that the memory is relevant to the query: one of the
-memories a person would need to answer it. Two logistic regressions, fitted on LoCoMo (see
-bench/locomo.py --fit, which prints these numbers), leave-one-conversation-out when measured:
+memories a person would need to answer it. Hybrid search scores a memory by one of two models,
+each a ranker and its calibration, by what kind of memory it is:
+
+- a turn of a conversation (written in a session, ``source.session``) by ``HYBRID``, fitted on
+  LoCoMo's chat transcripts (bench/locomo.py --fit), where the words and the turns around it count;
+- any other memory (a rule, decision, fact, answer: a statement that stands alone) by
+  ``STATEMENT``, fitted on the dev sets of real questions and answers and of agents' questions about
+  an organization's rules (bench/retrieval_fit.py), where meaning counts most.
+
+One model fitted on both kinds lost on each (held out: LoCoMo R@10 0.750 -> 0.715 and its rejection
+of other conversations' questions 0.93 -> 0.35; bench/results/2026-11-27/retrieval-fit.json). Both
+models' scores are calibrated probabilities, so one scale orders an organization holding both.
+
+``HYBRID``, two logistic regressions, leave-one-conversation-out when measured:
 
 1. The ranker: a weighted sum of absolute features (params.Features) — cosine similarity, the share
    of the query's words (by IDF) the memory holds, the best of the same two in its session context,
@@ -15,6 +27,11 @@ bench/locomo.py --fit, which prints these numbers), leave-one-conversation-out w
    each query's ten best candidates, for questions asked both in their own conversation and in
    another one (where nothing is relevant, in equal number), so a score reads as "this share of
    memories scoring this high were relevant".
+
+``STATEMENT`` weighs similarity and keyword coverage (its sets have no sessions, and their questions
+do not ask when: the two time features keep ``HYBRID``'s weights), its ranker fitted listwise (the
+softmax over each question's candidates, to put the answer first), its calibration on the ranker's
+sum alone, over the statement sets, each weighing the same.
 
 Within a query the calibration only shifts and stretches the ranker's sum, so the score orders the
 results exactly as the ranker does. Vector-only and keyword-only searches have their own
@@ -96,9 +113,28 @@ KEYWORD = Model(
 )
 
 
+# Fitted by `bench/retrieval_fit.py` on the four statement sets (its chosen method, st-two-listwise-plain:
+# the query's unknown names did not help its calibration there, so they weigh nothing). Those sets ask
+# no question about time, so the time features keep the conversation model's weights: both rankers'
+# weights are log-odds, and a memory from the month a query names is as much likelier either way.
+STATEMENT = Model(
+    weights={
+        "similarity": 15.6763,
+        "keyword": 2.758,
+        "states_time": HYBRID.weights["states_time"],
+        "in_span": HYBRID.weights["in_span"],
+    },
+    bias=-6.4394,
+    scale=0.569,
+    names_unknown=0.0,
+    offset=-3.0197,
+)
+
+
 @dataclass
 class Models:
     hybrid: Model = HYBRID
+    statement: Model = STATEMENT
     vector: Model = VECTOR
     keyword: Model = KEYWORD
 
@@ -107,13 +143,20 @@ models = Models()
 
 
 @contextmanager
-def using(*, hybrid: Model | None = None, vector: Model | None = None, keyword: Model | None = None) -> Iterator[None]:
+def using(
+    *,
+    hybrid: Model | None = None,
+    statement: Model | None = None,
+    vector: Model | None = None,
+    keyword: Model | None = None,
+) -> Iterator[None]:
     """Search with other models for a while (the benchmark's leave-one-conversation-out runs)."""
-    saved = (models.hybrid, models.vector, models.keyword)
+    saved = (models.hybrid, models.statement, models.vector, models.keyword)
     models.hybrid = hybrid or models.hybrid
+    models.statement = statement or models.statement
     models.vector = vector or models.vector
     models.keyword = keyword or models.keyword
     try:
         yield
     finally:
-        models.hybrid, models.vector, models.keyword = saved
+        models.hybrid, models.statement, models.vector, models.keyword = saved

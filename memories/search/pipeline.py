@@ -211,7 +211,7 @@ def _keyword_hits(scope: _Scope, terms: QueryTerms, *, fused: bool) -> tuple[lis
 def _candidates(scope: _Scope) -> _Found:
     """Both retrievers' candidates; hybrid falls back to keywords alone when the query cannot be embedded."""
     mode = scope.params.mode
-    text = expanded(scope.params.query)  # what both retrievers search for
+    text = expanded(scope.params.query, scope.organization_id)  # what both retrievers search for
     embedding = _start_embedding(scope, text)
     found = _Found(vector_hits=[], keyword_hits=[], keyword_floor=None, fused=False, degraded=None, mode=mode)
     found.traits = query_traits(scope.params.query)

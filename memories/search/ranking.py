@@ -46,13 +46,23 @@ def _weight_factors(params: SearchParams) -> tuple[float, float]:
     return vector, keyword
 
 
-def _score(candidates: list[Candidate], model: Model, params: SearchParams, terms: QueryTerms | None) -> None:
+def _score(
+    candidates: list[Candidate],
+    model: Model,
+    params: SearchParams,
+    terms: QueryTerms | None,
+    *,
+    statements: Model | None = None,
+) -> None:
+    """Each candidate's score by ``model``; by ``statements`` instead, when given, for a memory
+    written outside a conversation session (memories.search.model: one calibrated scale for both)."""
     vector_factor, keyword_factor = _weight_factors(params)
     names_unknown = terms.names_unknown if terms else 0.0
     for candidate in candidates:
         features = candidate.features or Features()
-        value = model.rank_value(features, vector_factor=vector_factor, keyword_factor=keyword_factor)
-        candidate.score = model.score(value, names_unknown=names_unknown)
+        by = model if statements is None or candidate.in_session else statements
+        value = by.rank_value(features, vector_factor=vector_factor, keyword_factor=keyword_factor)
+        candidate.score = by.score(value, names_unknown=names_unknown)
         candidate.relevance = candidate.score * boost(candidate, params)
 
 
@@ -103,7 +113,8 @@ def rank(
     # The model reads the session context of the best half: those of them written in a session.
     in_sessions = [c.pk for c in first[: size // 2] if c.in_session] if fusion == Fusion.MODEL else []
     scored = candidate_features(scope, pool, found.context, neighbors_of=in_sessions)
-    _score(scored, models.hybrid, params, found.terms)
+    statements = models.statement if settings.SEARCH_STATEMENT_MODEL else None
+    _score(scored, models.hybrid, params, found.terms, statements=statements)
     if fusion == Fusion.MODEL:
         return sorted(scored, key=Candidate.sort_key), used
     # A legacy fusion orders; the model still says how sure it is (0 past the pool).

@@ -1,8 +1,11 @@
-"""Abbreviations agents write and memories spell out (or the other way round): "PR" for "pull
-request", "prod" for "production", "k8s" for "Kubernetes".
+"""Words agents write and memories spell otherwise: abbreviations ("PR" for "pull request", "prod"
+for "production", "k8s" for "Kubernetes") and an organization's own names for things.
 
 With SEARCH_EXPAND_ABBREVIATIONS a query is searched, by words and by meaning, with the long forms
-of its abbreviations beside it. The list is a small built-in English one of common software and
+of its abbreviations beside it, and with the other names of what it names in the organization's own
+words: the sources registered here (the knowledge app registers its entities' names and aliases,
+knowledge.words), each giving, for an organization, its names (normalized: whitespace collapsed,
+case folded) and the other names of the same thing. The list is a small built-in English one of common software and
 business terms; terms written as they are more often than spelled out (API, SQL, ORM, JSON) are left
 out, since their long forms only dilute a query (bench/retrieval.py: "ORM" expanded lost SQLAlchemy
 questions).
@@ -11,8 +14,14 @@ questions).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping, Sequence
 
 from django.conf import settings
+
+WordSource = Callable[[int], Mapping[str, Sequence[str]]]
+_sources: list[WordSource] = []
+# The longest name looked for, in words ("the payments service API gateway").
+NAME_WORDS_MAX = 5
 
 ABBREVIATIONS: dict[str, str] = {
     "pr": "pull request", "prs": "pull requests", "mr": "merge request", "ci": "continuous integration",
@@ -45,9 +54,44 @@ def abbreviations_in(query: str) -> list[str]:
     return [token for token in _TOKEN.findall(query) if token.lower() in ABBREVIATIONS]
 
 
-def expanded(query: str) -> str:
-    """The query with the long forms of its abbreviations beside it (when SEARCH_EXPAND_ABBREVIATIONS)."""
+def register_words(source: WordSource) -> None:
+    """Add a source of organizations' own words (once; an app's ready() calls it)."""
+    if source not in _sources:
+        _sources.append(source)
+
+
+_EDGES = "\"'()[]{}<>,;:!?."
+
+
+def organization_words(query: str, organization_id: int) -> list[str]:
+    """The other names of what the query names, in the organization's own words (longest names first:
+    "payments service" before "service")."""
+    known = [source(organization_id) for source in _sources]
+    if not any(known):
+        return []
+    words = [word.strip(_EDGES).casefold() for word in query.split()]
+    found: list[str] = []
+    taken = [False] * len(words)
+    for size in range(min(NAME_WORDS_MAX, len(words)), 0, -1):
+        for start in range(len(words) - size + 1):
+            if any(taken[start : start + size]):
+                continue
+            name = " ".join(words[start : start + size])
+            others = [other for source in known for other in source.get(name, ())]
+            if others:
+                taken[start : start + size] = [True] * size
+                found += others
+    return found
+
+
+def expanded(query: str, organization_id: int | None = None) -> str:
+    """The query with the long forms of its abbreviations and the organization's other names for what
+    it names beside it (when SEARCH_EXPAND_ABBREVIATIONS)."""
     if not settings.SEARCH_EXPAND_ABBREVIATIONS:
         return query
-    long_forms = list(dict.fromkeys(ABBREVIATIONS[word.lower()] for word in abbreviations_in(query)))
-    return f"{query} ({'; '.join(long_forms)})" if long_forms else query
+    beside = [ABBREVIATIONS[word.lower()] for word in abbreviations_in(query)]
+    if organization_id is not None:
+        beside += organization_words(query, organization_id)
+    said = query.casefold()
+    beside = [word for word in dict.fromkeys(beside) if word.casefold() not in said]
+    return f"{query} ({'; '.join(beside)})" if beside else query

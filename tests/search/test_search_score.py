@@ -4,12 +4,13 @@ same whatever else the organization holds), and null without a query."""
 from __future__ import annotations
 
 from dataclasses import fields
+from typing import Any
 
 import pytest
 
 from memories.batch import memory_batch_create
 from memories.search.fusion import review_prior
-from memories.search.model import HYBRID, KEYWORD, VECTOR, Model
+from memories.search.model import HYBRID, KEYWORD, STATEMENT, VECTOR, Model, using
 from memories.search.params import Features
 from tests.conftest import MemoryFactory, Tenant
 from tests.search.conftest import search
@@ -76,7 +77,38 @@ def test_a_score_does_not_depend_on_what_else_the_organization_holds(acme: Tenan
         assert after[pk] == pytest.approx(before[pk], rel=0.35), text
 
 
-@pytest.mark.parametrize("model", [HYBRID, VECTOR, KEYWORD], ids=["hybrid", "vector", "keyword"])
+@pytest.mark.parametrize("statement_model", [True, False])
+def test_a_conversation_turn_and_a_statement_are_each_scored_by_their_own_model(
+    acme: Tenant, make_memory: MemoryFactory, settings: Any, statement_model: bool
+) -> None:
+    """With SEARCH_STATEMENT_MODEL; without it, the conversation model scores both."""
+    settings.SEARCH_STATEMENT_MODEL = statement_model
+    statement = make_memory(current_content=BOTH).pk
+    turn = make_memory(
+        current_content="We rotate the database credentials before each external audit.", source={"session": "call-1"}
+    ).pk
+
+    def scores() -> tuple[float, float]:
+        found = {hit.memory.pk: hit.score for hit in search(acme.agent, query=QUERY, min_score=0).hits}
+        return found[statement], found[turn]  # type: ignore[return-value]
+
+    shipped = scores()
+    with using(statement=HYBRID):  # the statement scored as a turn: only its score moves
+        as_turn = scores()
+    with using(hybrid=STATEMENT):  # the turn scored as a statement: only its score moves
+        as_statement = scores()
+
+    assert as_turn[1] == pytest.approx(shipped[1])
+    assert (as_turn[0] != pytest.approx(shipped[0])) is statement_model
+    if statement_model:
+        assert as_statement[1] != pytest.approx(shipped[1]) and as_statement[0] == pytest.approx(shipped[0])
+    else:  # one model for both: it moves both
+        assert as_statement[0] != pytest.approx(shipped[0]) and as_statement[1] != pytest.approx(shipped[1])
+
+
+@pytest.mark.parametrize(
+    "model", [HYBRID, STATEMENT, VECTOR, KEYWORD], ids=["hybrid", "statement", "vector", "keyword"]
+)
 def test_the_score_rises_with_every_feature(model: Model) -> None:
     # Monotonic: more similarity, more of the query's words, names, time, context never lower it.
     for field in fields(Features):
