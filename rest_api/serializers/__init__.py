@@ -71,12 +71,9 @@ from rest_api.serializers.memories import (
     BatchResponseSerializer,
     BatchResultSerializer,
     BatchSerializer,
-    FiltersSerializer,
     Importance,
     InvalidateSerializer,
-    ListQuerySerializer,
     MemoryCreateSerializer,
-    MemoryPageSerializer,
     MemorySerializer,
     MemoryUpdatedSerializer,
     MemoryUpdateSerializer,
@@ -85,9 +82,6 @@ from rest_api.serializers.memories import (
     PossibleDuplicateSerializer,
     ReasonSerializer,
     RevertSerializer,
-    SearchHitSerializer,
-    SearchPageSerializer,
-    SearchSerializer,
     TagsField,
     VersionSerializer,
     memory_representation,
@@ -106,6 +100,14 @@ from rest_api.serializers.organization import (
     TokenSerializer,
     WritePolicySerializer,
     WritePolicyUpdateSerializer,
+)
+from rest_api.serializers.search import (
+    FiltersSerializer,
+    ListQuerySerializer,
+    MemoryPageSerializer,
+    SearchHitSerializer,
+    SearchPageSerializer,
+    SearchSerializer,
 )
 
 __all__ = [
