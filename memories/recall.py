@@ -8,7 +8,7 @@ Layers, in priority order (a lower layer only gets the budget the layers above l
 3. memories relevant to the query (or to the phase names), from hybrid search, best first (curated
    ones outrank unreviewed ones that answer as well): only those scoring at least ``min_score`` (by
    default RECALL_MIN_SCORE), so a task nothing matches gets none, never the organization's other
-   memories to fill the budget.
+   memories to fill the budget; the bundle then says so, and how many scored below the floor.
 What agents wrote and no curator reviewed never fills the first two layers, whatever it claims
 (a pin, a rule type, importance 10): it appears in the third, if relevant, marked "unreviewed,
 written by <name>". Each entry says why it is there (pinned, identity, the rule it is, relevant with
@@ -29,7 +29,7 @@ from django.db.models import Case, IntegerField, Q, Value, When
 
 from memories.models import Memory, MemoryType, RecallBundle, ScopeType, Status
 from memories.recall_bundles import recall_bundle_record
-from memories.search import SearchParams, memory_search
+from memories.search import BelowFloor, SearchParams, memory_search
 from memories.selectors import MemoryFilters, memory_list
 from memories.tokens import count_tokens
 from memories.trust import CURATED_STATUSES, provenance_line
@@ -126,9 +126,22 @@ def _rules(principal: Principal, phases: list[str]) -> Iterable[Entry]:
     return [(memory, _rule_reason(memory, phases)) for memory in rules]
 
 
-def _relevant(principal: Principal, text: str, floor: float) -> Iterable[Entry]:
+def _relevant(principal: Principal, text: str, floor: float) -> tuple[list[Entry], BelowFloor | None]:
+    """The relevant layer's entries; and, when the floor left it empty, what it left out."""
     params = SearchParams(query=text, filters=MemoryFilters(), limit=RELEVANT_LIMIT, min_score=floor)
-    return [(hit.memory, f"relevant, score {hit.score or 0:.2f}") for hit in memory_search(principal, params).hits]
+    page = memory_search(principal, params)
+    return [(hit.memory, f"relevant, score {hit.score or 0:.2f}") for hit in page.hits], page.below_floor
+
+
+def _nothing_relevant(floor: float, below: BelowFloor | None) -> str:
+    # Weak matches are worth a word: the right memory may be there, worded unlike the task.
+    said = f"none scored at least {floor:g}"
+    if below is not None:
+        said += (
+            f"; {below.count} scored below it, the best {below.best_score:g}: recall with min_score 0 to include "
+            "them, or describe the task in other words"
+        )
+    return f"_No other memory is relevant to this task ({said})._\n"
 
 
 def recall_bundle_build(
@@ -145,7 +158,7 @@ def recall_bundle_build(
     sections: list[str] = []
     seen: set[Any] = set()
     floor = _floor(min_score)
-    relevant = list(_relevant(principal, focus, floor))
+    relevant, below_floor = _relevant(principal, focus, floor)
     for heading, entries in (
         ("## Pinned and identity", _pinned(principal)),
         ("## Rules to follow (for your phases first, then locked, then verified)", _rules(principal, phases)),
@@ -167,7 +180,7 @@ def recall_bundle_build(
             sections.append(heading + "\n" + "".join(lines))
     notes = []
     if not relevant:
-        notes.append(f"_No other memory is relevant to this task (none scored at least {floor:g})._\n")
+        notes.append(_nothing_relevant(floor, below_floor))
     elif not sections:
         notes.append("_No memories fit in the budget._\n")
     for note in notes:  # said when it fits

@@ -130,12 +130,26 @@ class SearchHit:
 
 
 @dataclass(frozen=True)
+class BelowFloor:
+    """What the floor left out of an empty first page: how many scored candidates, and the best score.
+
+    Without it an agent cannot tell "nothing here" from "something, but weak": the right answer to a
+    question worded unlike the memory can score just under the floor.
+    """
+
+    count: int
+    best_score: float  # rounded as a hit's score is
+
+
+@dataclass(frozen=True)
 class SearchPage:
     hits: list[SearchHit]
     next_cursor: str | None
     mode: SearchMode
     # Set when hybrid search ran on keywords alone because the embedding provider was down.
     degraded: str | None = None
+    # Set only on an empty first page of a search with a query, when the floor left candidates out.
+    below_floor: BelowFloor | None = None
 
 
 # (-relevance, -importance, -created_at in whole microseconds, id): ascending is result order.

@@ -3,11 +3,14 @@
 Order: relevance (the calibrated score, times any boost asked for), then importance (desc), then
 created_at (desc); keyset cursor pagination. Results scoring below the floor (``min_score``, by
 default SEARCH_MIN_SCORE) are left out: a search with a query returns the memories that match it,
-not the whole scope. With ``min_score`` 0, hybrid search keeps the old promise that paging reaches
-the whole scope: the memories neither retriever found follow the scored ones with score 0, in
-importance-then-recency order. A legacy fusion's cursor carries the first page's score scales, so a
-write between pages cannot shift scores under it. With no query, the order is importance then
-recency over the same filtered scope (memories.selectors.memory_page), and no floor applies.
+not the whole scope; when that leaves the first page empty, the page says how many scored candidates
+the floor left out and the best of their scores (BelowFloor), so that an agent can tell "nothing
+here" from "something, but weak". With ``min_score`` 0, hybrid search keeps the old promise that
+paging reaches the whole scope: the memories neither retriever found follow the scored ones with
+score 0, in importance-then-recency order. A legacy fusion's cursor carries the first page's score
+scales, so a write between pages cannot shift scores under it. With no query, the order is
+importance then recency over the same filtered scope (memories.selectors.memory_page), and no floor
+applies.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from memories.search.keyword import QueryTerms, keyword_candidates
 from memories.search.params import (
     EPOCH,
     MAX_RESULTS,
+    BelowFloor,
     Candidate,
     SearchHit,
     SearchMode,
@@ -63,7 +67,7 @@ def memory_search(principal: Principal, params: SearchParams, *, counts_as_read:
     carried = scope.position.scales if scope.position else None  # the first page's, on later pages
     with timed(SEARCH_STAGE_SECONDS, stage="rank"):
         ranked, scales = rank(found.retrieved(), params, scope.sql, scales=carried)
-        page, has_more = _page(scope, ranked, fused=found.fused)
+        page, has_more, below_floor = _page(scope, ranked, fused=found.fused)
     with timed(SEARCH_STAGE_SECONDS, stage="hydrate"):
         hits = _hydrate(page)
     next_cursor = None
@@ -72,7 +76,13 @@ def memory_search(principal: Principal, params: SearchParams, *, counts_as_read:
         next_cursor = search_cursor(scope.fingerprint, page[-1].sort_key(), scales, scope.seen + len(page), counts)
     if counts_as_read:
         record_access([hit.memory.pk for hit in hits])
-    return SearchPage(hits=hits, next_cursor=next_cursor, mode=params.mode, degraded=found.degraded)
+    return SearchPage(
+        hits=hits,
+        next_cursor=next_cursor,
+        mode=params.mode,
+        degraded=found.degraded,
+        below_floor=below_floor,
+    )
 
 
 def memory_search_candidates(principal: Principal, params: SearchParams) -> tuple[list[Candidate], Retrieved]:
@@ -255,11 +265,16 @@ def _candidates(scope: _Scope) -> _Found:
 # --- page and hydrate ----------------------------------------------------------------------------
 
 
-def _page(scope: _Scope, ranked: list[Candidate], *, fused: bool) -> tuple[list[Candidate], bool]:
-    """The ranked candidates after the cursor, up to the limit (fused: then the unscored tail)."""
+def _page(scope: _Scope, ranked: list[Candidate], *, fused: bool) -> tuple[list[Candidate], bool, BelowFloor | None]:
+    """The ranked candidates after the cursor, up to the limit (fused: then the unscored tail); and,
+    when the floor left nothing for the first page, what it left out."""
     candidates = {c.pk: c for c in ranked}
+    below_floor = None
     if scope.floor > 0:
-        ranked = [c for c in ranked if c.score >= scope.floor]
+        kept = [c for c in ranked if c.score >= scope.floor]
+        if not kept and scope.position is None:
+            below_floor = _below_floor(ranked)
+        ranked = kept
     fused = fused and scope.floor <= 0  # only with no floor does the unscored tail follow
     if fused:
         ranked = [c for c in ranked if round(-c.relevance, 12) < 0]  # relevance above 0, as comparable() rounds it
@@ -272,7 +287,16 @@ def _page(scope: _Scope, ranked: list[Candidate], *, fused: bool) -> tuple[list[
     if fused and len(page) <= limit:
         tail = _unscored(scope.queryset, exclude=scored, after=after, count=limit + 1 - len(page))
         page += [candidates.get(c.pk, c) for c in tail]
-    return page[:limit], len(page) > limit
+    return page[:limit], len(page) > limit, below_floor
+
+
+def _below_floor(cut: list[Candidate]) -> BelowFloor | None:
+    """The candidates the ranking scored, all under the floor. A legacy fusion's candidates past the
+    model's pool carry no features: the model never scored them, so they are not counted."""
+    scored = [c.score for c in cut if c.features is not None]
+    if not scored:
+        return None
+    return BelowFloor(count=len(scored), best_score=round(max(scored), 6))
 
 
 def _unscored(scope: QuerySet[Memory], *, exclude: list[Any], after: SortKey | None, count: int) -> list[Candidate]:

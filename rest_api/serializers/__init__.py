@@ -102,6 +102,7 @@ from rest_api.serializers.organization import (
     WritePolicyUpdateSerializer,
 )
 from rest_api.serializers.search import (
+    BelowFloorSerializer,
     FiltersSerializer,
     ListQuerySerializer,
     MemoryPageSerializer,
@@ -117,6 +118,7 @@ __all__ = [
     "BatchResponseSerializer",
     "BatchResultSerializer",
     "BatchSerializer",
+    "BelowFloorSerializer",
     "ClusterSerializer",
     "CodeDeletedSerializer",
     "CodeFileSerializer",

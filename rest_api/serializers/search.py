@@ -36,11 +36,22 @@ class MemoryPageSerializer(serializers.Serializer):
     )
 
 
+class BelowFloorSerializer(serializers.Serializer):
+    count = serializers.IntegerField(min_value=1, help_text="Candidates the search scored, all below `min_score`.")
+    best_score = serializers.FloatField(min_value=0, max_value=1, help_text="The best of their scores.")
+
+
 class SearchPageSerializer(serializers.Serializer):
     results = SearchHitSerializer(many=True)
     next_cursor = serializers.CharField(allow_null=True)
     mode = serializers.ChoiceField([m.value for m in SearchMode])
     warning = serializers.CharField(allow_null=True, help_text="Set when search ran degraded (keywords only).")
+    below_floor = BelowFloorSerializer(
+        required=False,
+        help_text="Only on an empty first page of a search with a query, when candidates scored below `min_score`: "
+        "something weak matched, where its absence means nothing did. Search again with `min_score` 0 to see them, "
+        "or with other words.",
+    )
 
 
 VALID_AT_HELP = "What was valid at this moment (valid_from <= it < valid_until); default now."

@@ -48,7 +48,15 @@ def page_data(page: SearchPage) -> dict[str, Any]:
         {**data, "relevance": hit.relevance, "similarity": hit.vector_similarity, "score": hit.score}
         for data, hit in zip(memories, page.hits, strict=True)
     ]
-    return {"results": results, "next_cursor": page.next_cursor, "mode": page.mode.value, "warning": page.degraded}
+    body: dict[str, Any] = {
+        "results": results,
+        "next_cursor": page.next_cursor,
+        "mode": page.mode.value,
+        "warning": page.degraded,
+    }
+    if page.below_floor is not None:  # only then: every other answer keeps its shape
+        body["below_floor"] = {"count": page.below_floor.count, "best_score": page.below_floor.best_score}
+    return body
 
 
 def _header_key(request: Request, room: int = 0) -> str | None:
@@ -206,7 +214,8 @@ class MemorySearchView(ApiView):
             "Hybrid search (meaning and words together), or `vector` / `keyword` alone, with filters. Returns the "
             "memories that match, best first: relevance, then importance, then newest. Each carries `score`, the "
             "estimated probability that it is relevant; those below `min_score` (by default a low floor) are left "
-            "out. Pass `next_cursor` back as `cursor` for the next page."
+            "out. When that leaves the first page empty, `below_floor` says how many scored below the floor and "
+            "the best of their scores. Pass `next_cursor` back as `cursor` for the next page."
         ),
         request=s.SearchSerializer,
         responses={200: s.SearchPageSerializer},
