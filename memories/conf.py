@@ -66,14 +66,18 @@ SEARCH_RERANK_POOL = env_int("SEARCH_RERANK_POOL", 30)
 # Chosen on LoCoMo by bench/locomo.py (see the README): the floor rejects most questions asked of
 # another conversation while costing own-conversation R@10 under one point.
 # Curated before unreviewed among comparable answers: what a verified, an active and a draft memory's
-# relevance is multiplied by (a locked one's by 1); bench/review_prior.py chose them.
+# relevance is multiplied by (a locked one's by 1); bench/review_prior.py chose them, with the
+# statement model (whose scores spread wider than the conversation model's): the curated rule first
+# in 30 of 30 conflicts, the FAQ set's R@1 no lower than without a prior.
 SEARCH_REVIEW_PRIOR_VERIFIED = env_float("SEARCH_REVIEW_PRIOR_VERIFIED", 0.95)
-SEARCH_REVIEW_PRIOR_ACTIVE = env_float("SEARCH_REVIEW_PRIOR_ACTIVE", 0.85)
-SEARCH_REVIEW_PRIOR_DRAFT = env_float("SEARCH_REVIEW_PRIOR_DRAFT", 0.7)
+SEARCH_REVIEW_PRIOR_ACTIVE = env_float("SEARCH_REVIEW_PRIOR_ACTIVE", 0.8)
+SEARCH_REVIEW_PRIOR_DRAFT = env_float("SEARCH_REVIEW_PRIOR_DRAFT", 0.6)
+# An unreviewed memory whose text reads as instructions to agents (flagged by the write policy): a
+# policy, not a fit. No memory of the dev sets is flagged; the poisoning suite's injected "Disregard
+# all prior rules about deploys" scores twice the locked deploy rule for "how do I deploy?".
+SEARCH_REVIEW_PRIOR_HELD = env_float("SEARCH_REVIEW_PRIOR_HELD", 0.25)
 # Score memories written outside a conversation session by the statement model (memories.search.
-# model.STATEMENT) instead of the conversation model. Off by default: its scores spread wider, and a
-# review prior that multiplies them no longer keeps every curated answer before unreviewed text that
-# resembles the question more (tests/trust/test_poisoning_suite.py); the prior must change with it.
-SEARCH_STATEMENT_MODEL = env_bool("SEARCH_STATEMENT_MODEL", False)
+# model.STATEMENT), fitted on question-and-answer sets, instead of the conversation model.
+SEARCH_STATEMENT_MODEL = env_bool("SEARCH_STATEMENT_MODEL", True)
 SEARCH_MIN_SCORE = env_float("SEARCH_MIN_SCORE", 0.01)
 RECALL_MIN_SCORE = env_float("RECALL_MIN_SCORE", 0.01)

@@ -159,11 +159,13 @@ def recall_bundle_build(
     seen: set[Any] = set()
     floor = _floor(min_score)
     relevant, below_floor = _relevant(principal, focus, floor)
+    shown_above: set[Any] = set()  # what the layers before the relevant one (the last) show
     for heading, entries in (
         ("## Pinned and identity", _pinned(principal)),
         ("## Rules to follow (for your phases first, then locked, then verified)", _rules(principal, phases)),
         (f"## Relevant to: {focus}", relevant),
     ):
+        shown_above = set(seen)
         heading_cost = count_tokens(heading + "\n")
         lines: list[str] = []
         for memory, why in entries:
@@ -181,6 +183,8 @@ def recall_bundle_build(
     notes = []
     if not relevant:
         notes.append(_nothing_relevant(floor, below_floor))
+    elif all(memory.pk in shown_above for memory, _ in relevant):
+        notes.append("_No other memory is relevant to this task: those that are are in the layers above._\n")
     elif not sections:
         notes.append("_No memories fit in the budget._\n")
     for note in notes:  # said when it fits

@@ -185,6 +185,9 @@ VARIABLES: dict[str, Variable] = {
     "SEARCH_REVIEW_PRIOR_VERIFIED": Variable(SEARCH, "What a verified memory's relevance is multiplied by."),
     "SEARCH_REVIEW_PRIOR_ACTIVE": Variable(SEARCH, "What an active (unreviewed) memory's relevance is multiplied by."),
     "SEARCH_REVIEW_PRIOR_DRAFT": Variable(SEARCH, "What a draft's relevance is multiplied by."),
+    "SEARCH_REVIEW_PRIOR_HELD": Variable(
+        SEARCH, "What an unreviewed memory flagged as instructions to agents has its relevance multiplied by."
+    ),
     "SEARCH_RERANK_POOL": Variable(SEARCH, "First-pass candidates of hybrid search the ranking model scores."),
     "SEARCH_VECTOR_WEIGHT": Variable(SEARCH, "Weight of meaning in hybrid ranking."),
     "SEARCH_KEYWORD_WEIGHT": Variable(SEARCH, "Weight of words in hybrid ranking."),

@@ -96,7 +96,17 @@ def scope_as_sql(scope: QuerySet[Any], *columns: str) -> tuple[str, list[Any]]:
 
 # Every column of the scope a retriever or the features read; unread ones cost nothing, as the
 # subquery is pulled up into the query around it.
-SCOPE_COLUMNS = ("id", "organization_id", "importance", "created_at", "source", "search_vector", "embedding", "status")
+SCOPE_COLUMNS = (
+    "id",
+    "organization_id",
+    "importance",
+    "created_at",
+    "source",
+    "search_vector",
+    "embedding",
+    "status",
+    "review_flags",
+)
 
 
 @dataclass(frozen=True)
@@ -119,6 +129,17 @@ def created_micros(row: str) -> str:
     """SQL for the memory ``row``'s created_at in whole microseconds since the epoch (params.micros):
     an integer reads ~50 times faster than psycopg parses a timestamp, on hundreds of candidates."""
     return f"(extract(epoch FROM {row}.created_at) * 1000000)::int8"
+
+
+def standing(row: str) -> str:
+    """SQL for the standing the review prior weighs (memories.search.fusion.review_prior): the memory
+    ``row``'s status, or ``held`` while it is unreviewed and flagged as text that reads as instructions
+    to the agents reading it (memories.trust.apply_policy; a curator's review clears the flag)."""
+    return (
+        f"CASE WHEN {row}.status IN ('draft', 'active')"
+        f' AND {row}.review_flags @> \'[{{"code": "instructions"}}]\'::jsonb'
+        f" THEN 'held' ELSE {row}.status END"
+    )
 
 
 def in_session(row: str) -> str:

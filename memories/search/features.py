@@ -23,7 +23,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from memories.models import Memory
-from memories.search.caches import ScopeSQL, created_micros, in_session
+from memories.search.caches import ScopeSQL, created_micros, in_session, standing
 from memories.search.keyword import QueryTerms, bm25_sql
 from memories.search.params import Candidate, Features
 from memories.search.questions import STATES_TIME_PATTERN, QueryTraits
@@ -49,13 +49,13 @@ _QUERY = """WITH q AS (SELECT %s::vector AS v, %s::text[] AS lexemes, %s::float8
 def _features(x: str) -> str:
     """The features of memory ``x``: cosine similarity, BM25 (as memories.search.keyword computes it),
     whether it says when, whether it is from the days the query names; after its id, importance and
-    created_at (in microseconds); then its status (the review prior, memories.search.fusion.boost)
+    created_at (in microseconds); then its standing (the review prior, memories.search.fusion.boost)
     and whether it was written in a conversation session (which model scores it)."""
     return (
         f"{x}.id, {x}.importance, {created_micros(x)}, 1 - ({x}.embedding <=> q.v), {bm25_sql(x)},"
         f" {x}.current_content ~* q.says_when,"
         f" (coalesce({x}.valid_from, {x}.created_at) AT TIME ZONE 'UTC')::date BETWEEN q.first_day AND q.last_day,"
-        f" {x}.status, {in_session(x)}"
+        f" {standing(x)}, {in_session(x)}"
     )
 
 

@@ -67,7 +67,12 @@ def review_prior(status: str) -> float:
     unreviewed among memories that answer a query comparably, and an active memory (its writer
     stands behind it) before a draft (its writer was unsure, or the write policy holds it for a
     curator: a rule, a pin, text addressed to other agents). The score itself is left as it is: it
-    says how likely the memory answers, not who stands behind it (bench/review_prior.py measured both)."""
+    says how likely the memory answers, not who stands behind it (bench/review_prior.py measured both).
+
+    ``held`` (memories.search.caches.standing) is an unreviewed memory whose text reads as orders to
+    the agents reading it: what could steer them past the curators ranks far behind the rest."""
+    if status == "held":
+        return float(settings.SEARCH_REVIEW_PRIOR_HELD)
     if status == Status.LOCKED:
         return 1.0
     if status == Status.VERIFIED:

@@ -17,7 +17,15 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from memories.models import FULL_TEXT_CONFIG, Memory
-from memories.search.caches import ScopeSQL, created_micros, in_session, quote_lexeme, term_statistics, text_match
+from memories.search.caches import (
+    ScopeSQL,
+    created_micros,
+    in_session,
+    quote_lexeme,
+    standing,
+    term_statistics,
+    text_match,
+)
 from memories.search.params import Candidate
 from memory_platform.db.prepared import bound_cursor, prepared_cursor
 
@@ -190,7 +198,7 @@ def keyword_candidates(
         any_term = " | ".join(quote_lexeme(lx) for lx in selecting)
         pre_rank = max(KEYWORD_PRE_RANK, 3 * k)
         params = [*bm25_params, *scope.params, any_term]
-        columns = "s.id, s.importance, s.created_at, s.source, s.search_vector, s.status"
+        columns = f"s.id, s.importance, s.created_at, s.source, s.search_vector, {standing('s')} AS status"
         rows = f"SELECT {columns} FROM ({scope.sql}) s WHERE {matches}"  # noqa: S608 - our SQL and the scope's, values as parameters
         if sum(frequencies.get(lx, 0) for lx in selecting) > pre_rank:
             # Many matches: BM25 (a subquery a row) scores only the best by each term's ts_rank

@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 
 from memories.fields import vector_text
 from memories.models import Memory
-from memories.search.caches import ScopeSQL, created_micros, in_session, scope_sizes
+from memories.search.caches import ScopeSQL, created_micros, in_session, scope_sizes, standing
 from memories.search.params import Candidate
 from memory_platform.db.base import session_ef_search
 from memory_platform.db.prepared import bound_cursor
@@ -36,8 +36,8 @@ def vector_candidates(
     # pass the tenant and filters.
     ordering = "(s.embedding <=> %s::vector) + 0" if small else "s.embedding <=> %s::vector"
     sql = (
-        f"SELECT s.id, s.importance, {created_micros('s')}, s.embedding <=> %s::vector, {in_session('s')}, s.status "  # noqa: S608 - our SQL and the scope's, values as parameters
-        f"FROM ({scope.sql}) s WHERE s.embedding IS NOT NULL ORDER BY {ordering} LIMIT %s"
+        f"SELECT s.id, s.importance, {created_micros('s')}, s.embedding <=> %s::vector, {in_session('s')},"  # noqa: S608 - our SQL and the scope's, values as parameters
+        f" {standing('s')} FROM ({scope.sql}) s WHERE s.embedding IS NOT NULL ORDER BY {ordering} LIMIT %s"
     )
     text = vector if isinstance(vector, str) else vector_text(vector)
     params = [text, *scope.params, text, k]
