@@ -11,7 +11,8 @@ In a scratch database, one organization:
 3. **Retrieval quality**: every function or method with a docstring of at least --min-words words
    gives a query, its docstring's first paragraph; every docstring is removed from the indexed copy
    (its lines blanked, so line numbers stay), so a query can only find its function by what the code
-   says. A query hits when a result of the function's file covers its ``def`` line. MRR@10 and R@10
+   says. A query hits when a result of the function's file covers its ``def`` line (at the default floor,
+   CODE_SEARCH_MIN_SCORE; bench/code_search_fit.py fits the ranking and measures R@1 and the floor). MRR@10 and R@10
    for hybrid search, BM25 alone (keyword) and the embedding alone (vector).
 4. **Latency at --chunks**: while the organization holds fewer chunks, more installed packages are
    indexed into more repositories (--fill); then ANALYZE, and p50/p95 of hybrid (and vector and

@@ -34,10 +34,14 @@ def derived(a: Asked, names: Sequence[str]) -> np.ndarray:
     """The feature matrix of ``a``'s live candidates: model features by name, and derived ones."""
     keep = live(a)
     X, columns = a.X[keep], []
-    sim, kw = X[:, 0], X[:, 1]
+    sim = X[:, 0]
+    kw = X[:, 1] if X.shape[1] > 1 else np.zeros(len(X))
+    # Another search's features (bench/code_search_fit.py's) name their own columns; similarity and
+    # keyword coverage come first there too.
+    named: tuple[str, ...] = getattr(a, "columns", BASE)
     for name in names:
-        if name in BASE:
-            columns.append(X[:, BASE.index(name)])
+        if name in named:
+            columns.append(X[:, named.index(name)])
         elif name == "sim_gap":  # how far under the query's best similarity
             columns.append(sim - sim.max(initial=0.0))
         elif name == "kw_gap":

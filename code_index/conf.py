@@ -39,8 +39,11 @@ CODE_INDEX_WATCH_INTERVAL_SECONDS = env_int("CODE_INDEX_WATCH_INTERVAL_SECONDS",
 CODE_INDEX_STALE_SECONDS = env_int("CODE_INDEX_STALE_SECONDS", 3600)
 # A run whose worker died is handed to a worker again by beat's sweep this many times, then closed.
 CODE_INDEX_RESUME_ATTEMPTS = env_int("CODE_INDEX_RESUME_ATTEMPTS", 3)
-# Hybrid code search's weights (bench/code_search.py: on django.db's docstring queries keyword 1.0
-# beat the memories' 1.5, MRR@10 0.454 against 0.431).
+# Hybrid code search re-weighs its model's meaning (similarity) and words (BM25, name, container and
+# path coverage) by these; 1: as bench/code_search_fit.py fitted them (code_index/model.py).
 CODE_SEARCH_VECTOR_WEIGHT = env_float("CODE_SEARCH_VECTOR_WEIGHT", 1.0)
 CODE_SEARCH_KEYWORD_WEIGHT = env_float("CODE_SEARCH_KEYWORD_WEIGHT", 1.0)
+# Code search leaves out results whose score (the estimated probability that the chunk is relevant)
+# is below this, unless a search sets its own `min_score`; as low as memory search's SEARCH_MIN_SCORE.
+CODE_SEARCH_MIN_SCORE = env_float("CODE_SEARCH_MIN_SCORE", 0.01)
 CODE_SEARCH_CONTENT_MAX_CHARS = env_int("CODE_SEARCH_CONTENT_MAX_CHARS", 1500)  # of each result's content

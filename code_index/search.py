@@ -1,34 +1,26 @@
 """Code search: the organization's chunks, narrowed by repository, language, path glob and chunk
 type; candidates by meaning (pgvector over the chunks' embeddings) and by words (BM25 over content,
-identifiers and path); ranked by the memory search's own fusion (memories.search.fusion.fuse): a
-weighted sum of the two scores, each scaled per query."""
+identifiers and path), code_index.retrievers; scored by code_index.ranking's calibrated model, so a
+result's ``score`` is the estimated probability that it is relevant, as a memory search's is; the
+results under the floor (``min_score``, by default CODE_SEARCH_MIN_SCORE) are left out."""
 
 from __future__ import annotations
 
-import math
 import re
-import threading
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery, SearchRank
-from django.db import connection, transaction
-from django.db.models import ExpressionWrapper, F, FloatField, Max, QuerySet, Sum, Value
-from django.db.models.expressions import RawSQL
-from pgvector.django import CosineDistance
+from django.db.models import QuerySet
 
 from code_index.chunking import ChunkType
-from code_index.keywords import keyword_text
 from code_index.languages import LANGUAGES
 from code_index.models import CodeChunk, CodeIndex
+from code_index.ranking import rank_hybrid, rank_keyword, rank_vector
+from code_index.retrievers import CodeTerms, keyword_candidates, vector_candidates
 from memories.embeddings import EmbeddingError, get_provider, query_vector
 from memories.fields import vector_text
-from memories.search.caches import documents_holding, quote_lexeme
-from memories.search.fusion import fuse
-from memories.search.keyword import query_lexemes, selecting_lexemes
-from memories.search.params import Candidate, SearchMode, SearchParams
+from memories.search.params import BelowFloor, Candidate, SearchMode, min_score_value
 from memory_platform import pagination
 from memory_platform.exceptions import SearchUnavailable, ValidationError
 from organizations.principal import Principal
@@ -38,19 +30,6 @@ MAX_LIMIT = 100
 DEFAULT_LIMIT = 10
 MAX_QUERY_CHARS = 2000
 GLOB_MAX_CHARS = 500
-# Okapi BM25 over the stored tsvector (as memories.search.keyword, with the textbook parameters:
-# chunks vary in length far more than memories do). Parameters: average length, lexemes, IDFs.
-K1, B = 1.2, 0.75
-_BM25_SQL = f"""
-(SELECT coalesce(sum(
-    q.idf * cardinality(t.positions) * {K1 + 1}
-    / (cardinality(t.positions) + {K1} * ({1 - B} + {B} * length("code_index_codechunk"."search_vector") / %s))
-  ), 0)
- FROM unnest("code_index_codechunk"."search_vector") AS t
- JOIN unnest(%s::text[], %s::float8[]) AS q(lexeme, idf) ON q.lexeme = t.lexeme)
-"""  # noqa: S608 - constants only
-# Past this many matching chunks, ts_rank picks which ones BM25 scores.
-PRE_RANK = 300
 
 
 def _choice(value: object, choices: list[str] | tuple[str, ...], field: str) -> str | None:
@@ -70,6 +49,8 @@ class CodeSearchParams:
     chunk_type: str | None = None
     limit: int = DEFAULT_LIMIT
     mode: SearchMode = SearchMode.HYBRID
+    # Results scoring below this are left out; None: the default floor, CODE_SEARCH_MIN_SCORE.
+    min_score: float | None = None
 
     @classmethod
     def build(cls, **values: Any) -> CodeSearchParams:
@@ -103,7 +84,12 @@ class CodeSearchParams:
             chunk_type=_choice(values.get("chunk_type"), ChunkType.values, "chunk_type"),
             limit=limit,
             mode=SearchMode(_choice(values.get("mode"), [m.value for m in SearchMode], "mode") or SearchMode.HYBRID),
+            min_score=min_score_value(values.get("min_score")),
         )
+
+    @property
+    def floor(self) -> float:
+        return float(settings.CODE_SEARCH_MIN_SCORE) if self.min_score is None else self.min_score
 
 
 @dataclass(frozen=True)
@@ -119,6 +105,8 @@ class CodeSearchResult:
     hits: list[CodeHit]
     # Set when hybrid search ran on keywords alone because the embedding provider was down.
     degraded: str | None = None
+    # Set when the floor left out every candidate: how many scored below it, and the best score.
+    below_floor: BelowFloor | None = None
 
 
 def glob_regex(pattern: str) -> str:
@@ -167,110 +155,6 @@ def _scope(principal: Principal, params: CodeSearchParams) -> QuerySet[CodeChunk
     return scope
 
 
-class _Statistics:
-    """Per-organization chunk counts for BM25's IDF. Document frequencies are kept until an index
-    of the organization changes (its totals are refreshed at the end of every run)."""
-
-    max_entries = 100_000
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._df: dict[tuple[int, datetime | None, str], int] = {}
-
-    def corpus(self, organization_id: int) -> tuple[int, float, datetime | None]:
-        totals = CodeIndex.objects.filter(organization_id=organization_id).aggregate(
-            chunks=Sum("chunk_count"), lexemes=Sum("lexeme_total"), stamp=Max("updated_at")
-        )
-        chunks, lexemes = totals["chunks"] or 0, totals["lexemes"] or 0
-        return chunks, (lexemes / chunks if chunks else 1.0), totals["stamp"]
-
-    def frequencies(self, organization_id: int, stamp: datetime | None, lexemes: list[str]) -> dict[str, int]:
-        with self._lock:
-            found = {lx: self._df[key] for lx in lexemes if (key := (organization_id, stamp, lx)) in self._df}
-        missing = [lx for lx in lexemes if lx not in found]
-        if missing:
-            rows = documents_holding("code_index_codechunk", organization_id, missing)
-            with self._lock:
-                if len(self._df) > self.max_entries:
-                    self._df.clear()
-                for lexeme, count in rows:
-                    found[lexeme] = self._df[(organization_id, stamp, lexeme)] = int(count)
-        return found
-
-
-statistics = _Statistics()
-
-
-# --- retrievers -------------------------------------------------------------------------------------------
-
-
-def keyword_candidates(
-    scope: QuerySet[CodeChunk], organization_id: int, query: str, k: int
-) -> tuple[list[Candidate], float | None]:
-    """BM25's best ``k`` chunks, and the score floor for scaling when common terms were left out."""
-    lexemes, _ = query_lexemes(keyword_text(query) or query)
-    if not lexemes:
-        return [], None
-    count, average, stamp = statistics.corpus(organization_id)
-    frequencies = statistics.frequencies(organization_id, stamp, lexemes)
-    total = max(count, max(frequencies.values(), default=0), 1)
-    idf = [math.log(1 + (total - frequencies.get(lx, 0) + 0.5) / (frequencies.get(lx, 0) + 0.5)) for lx in lexemes]
-    selection = selecting_lexemes(lexemes, frequencies, total, idf)
-    any_term = SearchQuery(" | ".join(quote_lexeme(lx) for lx in selection.lexemes), search_type="raw", config="simple")
-    matching = scope.filter(search_vector=any_term)
-    if sum(frequencies.get(lx, 0) for lx in selection.lexemes) > max(PRE_RANK, 3 * k):
-        weight = dict(zip(lexemes, idf, strict=True))
-        estimate = sum(
-            (
-                Value(weight[lx])
-                * SearchRank(F("search_vector"), SearchQuery(quote_lexeme(lx), search_type="raw", config="simple"))
-                for lx in selection.lexemes
-            ),
-            start=Value(0.0),
-        )
-        ranked = matching.annotate(pre_rank=ExpressionWrapper(estimate, output_field=FloatField()))
-        matching = CodeChunk.objects.filter(pk__in=ranked.order_by("-pre_rank").values("pk")[: max(PRE_RANK, 3 * k)])
-    bm25 = RawSQL(_BM25_SQL, [max(average, 1.0), lexemes, idf], output_field=FloatField())  # noqa: S611
-    rows = list(matching.annotate(bm25=bm25).order_by("-bm25", "pk").values_list("pk", "bm25")[:k])
-    candidates = [
-        Candidate(pk=pk, importance=1, created=0, keyword=score, keyword_rank=rank)
-        for rank, (pk, score) in enumerate(rows, start=1)
-    ]
-    floor = selection.left_out_score if len(rows) < settings.SEARCH_CANDIDATES else None
-    return candidates, floor
-
-
-def _small(scope: QuerySet[CodeChunk], organization_id: int) -> bool:
-    limit = settings.SEARCH_EXACT_SCAN_LIMIT
-    chunks, _, _ = statistics.corpus(organization_id)
-    if chunks <= limit:
-        return True
-    return bool(scope.values("pk").order_by()[: limit + 1].count() <= limit)
-
-
-def vector_candidates(scope: QuerySet[CodeChunk], organization_id: int, vector: list[float], k: int) -> list[Candidate]:
-    """The ``k`` nearest chunks: an exact scan of a small scope, else the HNSW graph scanned on
-    (pgvector's iterative scan) until enough rows pass the organization and the filters."""
-    distance = CosineDistance("embedding", Value(vector_text(vector)))
-    # Only vectors of the model that embedded the query compare with it.
-    embedded = scope.filter(embedding__isnull=False, embedding_model=get_provider().name)
-    small = _small(scope, organization_id)
-    with transaction.atomic():
-        if small:
-            ordering: Any = ExpressionWrapper(distance + Value(0.0), output_field=FloatField())
-        else:
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(settings.SEARCH_HNSW_EF_SEARCH, k)])
-            ordering = distance
-        rows = list(embedded.annotate(distance=distance).order_by(ordering).values_list("pk", "distance")[:k])
-    rows.sort(key=lambda row: (row[1], row[0]))  # relaxed_order may return rows slightly out of order
-    return [
-        Candidate(pk=pk, importance=1, created=0, similarity=1.0 - distance, vector_rank=rank)
-        for rank, (pk, distance) in enumerate(rows, start=1)
-    ]
-
-
 # --- the search ------------------------------------------------------------------------------------------
 
 
@@ -282,38 +166,62 @@ def _trimmed(content: str) -> tuple[str, bool]:
     return content[: cut if cut > limit // 2 else limit], True
 
 
-def code_search(principal: Principal, params: CodeSearchParams) -> CodeSearchResult:
-    """The best chunks for the query among those of the principal's organization."""
+@dataclass
+class Retrieved:
+    """What the retrievers found for one search, and what its ranking measures features against."""
+
+    vector_hits: list[Candidate]
+    keyword_hits: list[Candidate]
+    keyword_floor: float | None  # the legacy fusion's (memories.search.fusion), for the benchmark
+    terms: CodeTerms | None
+    vector: list[float] | None
+    degraded: str | None  # why hybrid search ran on keywords alone, if it had to
+
+
+def retrieve(principal: Principal, params: CodeSearchParams) -> Retrieved:
+    """Both retrievers' candidates (or the one ``mode`` asks for)."""
     scope = _scope(principal, params)
     organization_id = principal.organization.pk
     pool = max(settings.SEARCH_CANDIDATES, 5 * params.limit)
-    mode = params.mode
-    keyword_hits: list[Candidate] = []
-    vector_hits: list[Candidate] = []
-    floor: float | None = None
-    degraded = None
-    if mode in (SearchMode.HYBRID, SearchMode.KEYWORD):
-        keyword_hits, floor = keyword_candidates(scope, organization_id, params.query, pool)
-    if mode in (SearchMode.HYBRID, SearchMode.VECTOR):
+    found = Retrieved([], [], None, None, None, None)
+    if params.mode in (SearchMode.HYBRID, SearchMode.VECTOR):
         try:
-            vector = query_vector(params.query)
+            found.vector = query_vector(params.query)
         except EmbeddingError as error:
-            if mode == SearchMode.VECTOR:
+            if params.mode == SearchMode.VECTOR:
                 raise SearchUnavailable(
                     f"semantic search is unavailable right now ({error}); retry later or use keyword mode"
                 ) from error
-            degraded = f"embedding provider unavailable, keyword results only: {error}"
-            mode = SearchMode.KEYWORD
+            found.degraded = f"embedding provider unavailable, keyword results only: {error}"
         else:
-            vector_hits = vector_candidates(scope, organization_id, vector, pool)
-    fused = mode == SearchMode.HYBRID
-    weights = SearchParams(
-        vector_weight=settings.CODE_SEARCH_VECTOR_WEIGHT, keyword_weight=settings.CODE_SEARCH_KEYWORD_WEIGHT
+            found.vector_hits = vector_candidates(scope, organization_id, found.vector, pool)
+    if params.mode != SearchMode.VECTOR:
+        found.terms = CodeTerms.of(organization_id, params.query)
+        found.keyword_hits, found.keyword_floor = keyword_candidates(scope, found.terms, pool)
+    return found
+
+
+def rank(found: Retrieved) -> list[Candidate]:
+    """Every candidate, scored by the model of the retrievers that ran, best first."""
+    if found.terms is None:
+        return rank_vector(found.vector_hits)
+    if found.vector is None:
+        return rank_keyword(found.keyword_hits, found.terms)
+    return rank_hybrid(
+        found.vector_hits, found.keyword_hits, found.terms, vector_text(found.vector), get_provider().name
     )
-    ranked, _ = fuse(vector_hits, keyword_hits, weights, scales=None, clamp=fused, keyword_floor=floor)
-    if fused:
-        ranked = [candidate for candidate in ranked if candidate.relevance > 0]
-    best = ranked[: params.limit]
+
+
+def code_search(principal: Principal, params: CodeSearchParams) -> CodeSearchResult:
+    """The best chunks for the query among those of the principal's organization, those scoring
+    under the floor left out (when that leaves none, the result says how many it left out)."""
+    found = retrieve(principal, params)
+    ranked = rank(found)
+    kept = [candidate for candidate in ranked if candidate.score >= params.floor]
+    below_floor = None
+    if ranked and not kept:
+        below_floor = BelowFloor(count=len(ranked), best_score=round(max(c.score for c in ranked), 6))
+    best = kept[: params.limit]
     chunks = (
         CodeChunk.objects.select_related("repository")
         .defer("embedding", "search_vector")
@@ -324,5 +232,5 @@ def code_search(principal: Principal, params: CodeSearchParams) -> CodeSearchRes
         chunk = chunks.get(candidate.pk)
         if chunk is not None:
             content, truncated = _trimmed(chunk.content)
-            hits.append(CodeHit(chunk, round(candidate.relevance, 4), content, truncated))
-    return CodeSearchResult(hits=hits, degraded=degraded)
+            hits.append(CodeHit(chunk, round(candidate.score, 4), content, truncated))
+    return CodeSearchResult(hits=hits, degraded=found.degraded, below_floor=below_floor)

@@ -254,8 +254,15 @@ VARIABLES: dict[str, Variable] = {
     "CODE_INDEX_RESUME_ATTEMPTS": Variable(
         CODE, "Times beat hands a run whose worker died to a worker again before closing it as interrupted."
     ),
-    "CODE_SEARCH_VECTOR_WEIGHT": Variable(CODE, "Weight of meaning in hybrid code search."),
-    "CODE_SEARCH_KEYWORD_WEIGHT": Variable(CODE, "Weight of words in hybrid code search."),
+    "CODE_SEARCH_VECTOR_WEIGHT": Variable(
+        CODE, "Multiplies the ranking model's weight of meaning (similarity) in hybrid code search; 1: as fitted."
+    ),
+    "CODE_SEARCH_KEYWORD_WEIGHT": Variable(
+        CODE, "Multiplies the ranking model's weights of words (BM25, name, path) in hybrid code search; 1: as fitted."
+    ),
+    "CODE_SEARCH_MIN_SCORE": Variable(
+        CODE, "Default floor of code search: results scoring below it are left out (`min_score` overrides it)."
+    ),
     "CODE_SEARCH_CONTENT_MAX_CHARS": Variable(CODE, "Each code search result's content is trimmed to this."),
     # --- development
     "TEST_DATABASE_NAME": Variable(DEVELOPMENT, "Test database name, for parallel test runs on one server.", "unset"),

@@ -42,7 +42,7 @@ def _choice(value: Any, choices: type[enum.StrEnum], name: str, label: str) -> N
         )
 
 
-def _min_score(value: Any) -> float | None:
+def min_score_value(value: Any) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
@@ -108,7 +108,7 @@ class SearchParams:
             limit=limit,
             cursor=cursor or None,
             fusion=Fusion(fusion) if fusion else None,
-            min_score=_min_score(values.get("min_score")),
+            min_score=min_score_value(values.get("min_score")),
             **numbers,
         )
 

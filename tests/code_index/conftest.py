@@ -5,6 +5,7 @@ way the worker does (pipeline.run_index), in the test's own process and transact
 from __future__ import annotations
 
 import hashlib
+import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -123,3 +124,38 @@ def worker_holding_the_lock(index_id: int) -> Iterator[None]:
     with other_session() as session:
         session.execute("SELECT pg_advisory_lock(%s, %s)", [recovery.LOCK_NAMESPACE, index_id])
         yield
+
+
+# --- code search over the samples ---------------------------------------------------------------
+
+_vectors: dict[str, list[float]] = {}
+
+
+class CachedModel(EmbeddingProvider):
+    """The real model, each text embedded once per test process (every test indexes the samples)."""
+
+    def __init__(self, inner: EmbeddingProvider) -> None:
+        super().__init__()
+        self.inner, self.name, self.dimensions = inner, inner.name, inner.dimensions
+        self._set_state(ModelState.READY)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        missing = [text for text in dict.fromkeys(texts) if text not in _vectors]
+        _vectors.update(zip(missing, self.inner.embed(missing), strict=True))
+        return [_vectors[text] for text in texts]
+
+
+@pytest.fixture
+def indexed(acme: Tenant, roots: Path, embedding_provider: EmbeddingProvider) -> Tenant:
+    """The samples in two repositories: payments-api (most of them) and web (the TypeScript)."""
+    reset_provider(CachedModel(embedding_provider))
+    for slug in ("payments-api", "web"):
+        repository_get_or_create(principal=acme.admin, slug=slug)
+    backend, web = roots / "backend", roots / "web"
+    shutil.copytree(SAMPLES, backend / "src", ignore=shutil.ignore_patterns("*.ts", "*.tsx"))
+    (web / "src").mkdir(parents=True)
+    for name in ("client.ts", "Badge.tsx"):
+        shutil.copy(SAMPLES / name, web / "src" / name)
+    assert index_directory(acme.agent, "payments-api", backend).status == "completed"
+    assert index_directory(acme.agent, "web", web).status == "completed"
+    return acme
