@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from django.conf import settings
 from pydantic import Field
 
 from code_index import selectors, services
@@ -96,7 +97,11 @@ def code_index(
         "Find code in your organization's indexed repositories by meaning and by name together (hybrid search: "
         "'where is the retry policy implemented', 'parseConfig'). Returns a JSON array of chunks, best first: "
         "{file_path, start_line, end_line, language, chunk_type, name, score, content, repository, container, "
-        "truncated}. Filter by repository, language, path glob and chunk type."
+        "truncated}; `score` is the estimated probability (0 to 1) that the chunk is what you are looking for, as "
+        "in memory-search. Chunks scoring below `min_score` (by default a low floor) are left out: an empty array "
+        'means nothing matches, and when some scored below the floor a further content block holds {"below_floor": '
+        '{"count": ..., "best_score": ...}, "hint": ...}: retry with min_score 0 to see those weak matches. Filter '
+        "by repository, language, path glob and chunk type."
     ),
     read_only=True,
 )
@@ -118,15 +123,39 @@ def code_search_tool(
         ),
     ] = None,
     mode: Annotated[str, enum_arg([m.value for m in SearchMode], "hybrid (default), vector or keyword.")] = "hybrid",
+    min_score: Annotated[
+        float | None,
+        Field(
+            description=(
+                "Leave out chunks whose score is below this (0 to 1). Default: the platform's floor "
+                f"({settings.CODE_SEARCH_MIN_SCORE:g}), which leaves out what does not match; 0 returns every "
+                "candidate."
+            ),
+            json_schema_extra={"minimum": 0, "maximum": 1},
+        ),
+    ] = None,
 ) -> ToolOutput:
     params = CodeSearchParams.build(
         query=query, repository=repository, language=language, path=path, chunk_type=chunk_type, limit=limit,
-        mode=mode,
+        mode=mode, min_score=min_score,
     )  # fmt: skip
     result = code_search(principal, params)
     blocks: list[Any] = [[hit_values(hit) for hit in result.hits]]
     if result.degraded:
         blocks.append({"warning": result.degraded})
+    if result.below_floor is not None:
+        below = result.below_floor
+        chunks = "chunk" if below.count == 1 else "chunks"
+        blocks.append(
+            {
+                "below_floor": {"count": below.count, "best_score": below.best_score},
+                "hint": (
+                    f"No chunk reached the score floor (min_score), but {below.count} {chunks} scored below it (best "
+                    f"score {below.best_score:g}): weak matches. To see them, search again with min_score: 0, or "
+                    "ask with other words."
+                ),
+            }
+        )
     if not result.hits and not selectors.organization_has_code(principal):
         blocks.append({"hint": "no repository of your organization has a code index yet: index one with code-index"})
     return ToolOutput(blocks=blocks)

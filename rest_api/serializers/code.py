@@ -14,6 +14,7 @@ from code_index.models import RunPhase, RunStatus, Source, Trigger
 from code_index.search import DEFAULT_LIMIT, GLOB_MAX_CHARS, MAX_LIMIT, MAX_QUERY_CHARS
 from memories.search import SearchMode
 from rest_api.serializers.base import StrictSerializer
+from rest_api.serializers.search import BelowFloorSerializer
 
 # --- requests ------------------------------------------------------------------------------------
 
@@ -71,6 +72,14 @@ class CodeSearchSerializer(StrictSerializer):
     chunk_type = serializers.ChoiceField(list(ChunkType.values), required=False, allow_null=True)
     limit = serializers.IntegerField(required=False, default=DEFAULT_LIMIT, min_value=1, max_value=MAX_LIMIT)
     mode = serializers.ChoiceField([m.value for m in SearchMode], required=False, default=SearchMode.HYBRID.value)
+    min_score = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=1,
+        help_text=f"Leave out chunks scoring below this. Default {settings.CODE_SEARCH_MIN_SCORE:g} (what does not "
+        "match stays out); 0 returns every candidate.",
+    )
 
 
 class CodeRunQuerySerializer(StrictSerializer):
@@ -184,7 +193,11 @@ class CodeHitSerializer(serializers.Serializer):
     language = serializers.CharField()
     chunk_type = serializers.ChoiceField(list(ChunkType.values))
     name = serializers.CharField(help_text="The symbol or heading (several, comma-separated, if merged).")
-    score = serializers.FloatField()
+    score = serializers.FloatField(
+        min_value=0,
+        max_value=1,
+        help_text="The estimated probability that the chunk is what the query looks for (as a memory search's score).",
+    )
     content = serializers.CharField(help_text="The chunk's code, trimmed to CODE_SEARCH_CONTENT_MAX_CHARS.")
     repository = serializers.CharField()
     container = serializers.CharField(help_text="The class (or headings) the chunk is in.")
@@ -194,3 +207,8 @@ class CodeHitSerializer(serializers.Serializer):
 class CodeSearchResultSerializer(serializers.Serializer):
     results = CodeHitSerializer(many=True)
     warning = serializers.CharField(allow_null=True, help_text="Set when only keyword search could run.")
+    below_floor = BelowFloorSerializer(
+        required=False,
+        help_text="Only when every candidate scored below `min_score`: something weak matched, where its absence "
+        "means nothing did. Search again with `min_score` 0 to see them, or with other words.",
+    )

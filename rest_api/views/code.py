@@ -3,6 +3,8 @@ and code search."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -156,11 +158,16 @@ class CodeSearchView(ApiView):
         summary="Search code",
         description=(
             "Hybrid search (meaning and words: content, identifiers split on camelCase and snake_case, paths) over "
-            "your organization's code indexes, with filters. Results best first."
+            "your organization's code indexes, with filters. Results best first, each with `score`, the estimated "
+            "probability that it is relevant; those below `min_score` (by default a low floor) are left out, and "
+            "when that leaves none, `below_floor` says how many scored below it."
         ),
         request=s.CodeSearchSerializer,
         responses={200: s.CodeSearchResultSerializer},
     )
     def post(self, request: Request) -> Response:
         result = code_search(self.principal, CodeSearchParams.build(**self.body(s.CodeSearchSerializer)))
-        return Response({"results": [hit_values(hit) for hit in result.hits], "warning": result.degraded})
+        body: dict[str, Any] = {"results": [hit_values(hit) for hit in result.hits], "warning": result.degraded}
+        if result.below_floor is not None:
+            body["below_floor"] = {"count": result.below_floor.count, "best_score": result.below_floor.best_score}
+        return Response(body)

@@ -68,9 +68,12 @@ def test_the_code_tools_are_listed_with_their_arguments(tools: dict[str, Tool]) 
     assert set(index["properties"]) == {"repository", "path", "watch", "manifest", "files", "done"}
     assert index["required"] == ["repository"]
     search = tools["code-search"].input_schema
-    assert set(search["properties"]) == {"query", "repository", "language", "path", "chunk_type", "limit", "mode"}
+    assert set(search["properties"]) == {
+        "query", "repository", "language", "path", "chunk_type", "limit", "mode", "min_score",
+    }  # fmt: skip
     assert search["required"] == ["query"]
     assert search["properties"]["limit"]["maximum"] == 100
+    assert (search["properties"]["min_score"]["minimum"], search["properties"]["min_score"]["maximum"]) == (0, 1)
     for name in ("code-search", "code-index-status", "code-projects"):
         assert tools[name].annotations is not None and tools[name].annotations.read_only_hint is True, name
     delete = tools["code-delete"].annotations
@@ -99,6 +102,23 @@ def test_an_agent_syncs_its_files_and_searches_them(agent: McpClient, repository
     assert [project["repository"] for project in projects] == ["payments-api"]
 
 
+@pytest.mark.real_embedder  # how a query nothing answers scores
+def test_a_query_nothing_answers_is_empty_and_says_what_scored_below_the_floor(
+    agent: McpClient, repository: Repository
+) -> None:
+    sync(agent, FILES)
+    nonsense = "purple elephant sings opera under the frozen moon"
+
+    result = agent.call("code-search", {"query": nonsense})
+
+    assert not result.is_error and result.json() == []
+    below = result.json(1)
+    assert below["below_floor"]["count"] > 0 and below["below_floor"]["best_score"] < 0.01
+    assert "min_score: 0" in below["hint"]
+    weak = agent.ok("code-search", {"query": nonsense, "min_score": 0})
+    assert weak and all(0 <= hit["score"] < 0.01 for hit in weak)
+
+
 def test_an_agent_indexes_a_directory_of_the_server(agent: McpClient, repository: Repository, roots: Path) -> None:
     write_tree(roots, FILES)
 
@@ -125,6 +145,8 @@ def test_an_agent_indexes_a_directory_of_the_server(agent: McpClient, repository
         ("code-search", {"qeury": "x"}, "code-search does not take 'qeury'"),
         ("code-search", {"query": "x", "limit": 0}, "limit must be a whole number from 1 to 100"),
         ("code-search", {"query": "x", "language": "klingon"}, "unknown language 'klingon'"),
+        ("code-search", {"query": "x", "min_score": 1.5}, "min_score must be a number from 0 to 1"),
+        ("code-search", {"query": "x", "min_score": -0.2}, "min_score must be a number from 0 to 1"),
         ("code-index-status", {"repository": "payments-api"}, "has no code index yet"),
         ("code-delete", {"repository": "payments-api"}, "has no code index yet"),
     ],

@@ -51,6 +51,12 @@ def test_a_sync_over_rest_from_manifest_to_search(api: Api, world: World) -> Non
     ]
     listed = api("reader").get(f"{CODE}/repositories/").json()
     assert [entry["repository"] for entry in listed] == ["payments-api"]
+    nonsense = {"query": "purple elephant sings opera under the frozen moon"}
+    empty = api("reader").post(f"{CODE}/search/", nonsense).json()
+    assert empty["results"] == [] and empty["below_floor"]["count"] > 0
+    weak = api("reader").post(f"{CODE}/search/", {**nonsense, "min_score": 0}).json()
+    assert weak["results"] and "below_floor" not in weak
+    assert all(0 <= hit["score"] < 0.01 for hit in weak["results"])
 
 
 def test_runs_are_listed_newest_first_in_cursor_pages(api: Api, world: World) -> None:
@@ -85,6 +91,8 @@ def test_deleting_keeps_the_repository(api: Api, world: World) -> None:
         ("post", "/code/search/", {"query": "x", "qeury": "y"}, 400, "qeury: unknown field"),
         ("post", "/code/search/", {"query": "x", "limit": "5"}, 400, "limit: must be an integer"),
         ("post", "/code/search/", {"query": "x", "language": "klingon"}, 400, "is not one of"),
+        ("post", "/code/search/", {"query": "x", "min_score": 1.5}, 400, "min_score: Ensure this value is less than"),
+        ("post", "/code/search/", {"query": "x", "min_score": "high"}, 400, 'min_score: must be a number, not "high"'),
         ("post", "/code/search/", {"query": "x", "repository": "payment-api"}, 422, "known repositories"),
         ("post", "/code/repositories/payments-api/index/", {}, 400, "path: This field is required"),
         ("post", "/code/repositories/payments-api/index/", {"path": "/etc"}, 422, "is not under a directory"),
