@@ -27,11 +27,10 @@ as similarity and BM25 do.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
-from memories.search.model import Model
+from memories.search.model import Model, swapped
 
 HYBRID = Model(
     weights={"similarity": 15.2877, "keyword": 4.3268, "name": 6.9915, "container": 3.8577, "path": 2.6027},
@@ -54,14 +53,8 @@ class Models:
 models = Models()
 
 
-@contextmanager
-def using(*, hybrid: Model | None = None, vector: Model | None = None, keyword: Model | None = None) -> Iterator[None]:
+def using(
+    *, hybrid: Model | None = None, vector: Model | None = None, keyword: Model | None = None
+) -> AbstractContextManager[None]:
     """Search with other models for a while (bench/code_search_fit.py runs its fit through the live search)."""
-    saved = (models.hybrid, models.vector, models.keyword)
-    models.hybrid = hybrid or models.hybrid
-    models.vector = vector or models.vector
-    models.keyword = keyword or models.keyword
-    try:
-        yield
-    finally:
-        models.hybrid, models.vector, models.keyword = saved
+    return swapped(models, hybrid=hybrid, vector=vector, keyword=keyword)

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, fields
 
 from memories.search.params import Features
@@ -143,20 +143,25 @@ models = Models()
 
 
 @contextmanager
+def swapped(holder: object, **replacements: Model | None) -> Iterator[None]:
+    """``holder``'s models named in ``replacements`` (those not None) replaced for a while."""
+    given = {name: model for name, model in replacements.items() if model is not None}
+    saved = {name: getattr(holder, name) for name in given}
+    for name, model in given.items():
+        setattr(holder, name, model)
+    try:
+        yield
+    finally:
+        for name, model in saved.items():
+            setattr(holder, name, model)
+
+
 def using(
     *,
     hybrid: Model | None = None,
     statement: Model | None = None,
     vector: Model | None = None,
     keyword: Model | None = None,
-) -> Iterator[None]:
+) -> AbstractContextManager[None]:
     """Search with other models for a while (the benchmark's leave-one-conversation-out runs)."""
-    saved = (models.hybrid, models.statement, models.vector, models.keyword)
-    models.hybrid = hybrid or models.hybrid
-    models.statement = statement or models.statement
-    models.vector = vector or models.vector
-    models.keyword = keyword or models.keyword
-    try:
-        yield
-    finally:
-        models.hybrid, models.statement, models.vector, models.keyword = saved
+    return swapped(models, hybrid=hybrid, statement=statement, vector=vector, keyword=keyword)

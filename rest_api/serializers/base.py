@@ -120,3 +120,15 @@ class ErrorDetailSerializer(serializers.Serializer):
 
 class ErrorSerializer(serializers.Serializer):
     error = ErrorDetailSerializer()
+
+
+def min_score_field(default: float, results: str, *, note: str = "") -> serializers.FloatField:
+    """A search's ``min_score``: its floor, 0 to 1, ``default`` when not given."""
+    return serializers.FloatField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=1,
+        help_text=f"Leave out {results} scoring below this. Default {default:g} (what does not match stays out); "
+        f"0 returns every candidate.{note}",
+    )

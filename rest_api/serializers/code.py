@@ -13,7 +13,7 @@ from code_index.languages import LANGUAGES
 from code_index.models import RunPhase, RunStatus, Source, Trigger
 from code_index.search import DEFAULT_LIMIT, GLOB_MAX_CHARS, MAX_LIMIT, MAX_QUERY_CHARS
 from memories.search import SearchMode
-from rest_api.serializers.base import StrictSerializer
+from rest_api.serializers.base import StrictSerializer, min_score_field
 from rest_api.serializers.search import BelowFloorSerializer
 
 # --- requests ------------------------------------------------------------------------------------
@@ -72,14 +72,7 @@ class CodeSearchSerializer(StrictSerializer):
     chunk_type = serializers.ChoiceField(list(ChunkType.values), required=False, allow_null=True)
     limit = serializers.IntegerField(required=False, default=DEFAULT_LIMIT, min_value=1, max_value=MAX_LIMIT)
     mode = serializers.ChoiceField([m.value for m in SearchMode], required=False, default=SearchMode.HYBRID.value)
-    min_score = serializers.FloatField(
-        required=False,
-        allow_null=True,
-        min_value=0,
-        max_value=1,
-        help_text=f"Leave out chunks scoring below this. Default {settings.CODE_SEARCH_MIN_SCORE:g} (what does not "
-        "match stays out); 0 returns every candidate.",
-    )
+    min_score = min_score_field(settings.CODE_SEARCH_MIN_SCORE, "chunks")
 
 
 class CodeRunQuerySerializer(StrictSerializer):

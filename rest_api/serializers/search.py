@@ -9,7 +9,7 @@ from rest_framework import serializers
 from memories import validation
 from memories.models import MemoryType, ScopeType, Status
 from memories.search import MAX_QUERY_CHARS, MAX_RESULTS, Fusion, SearchMode
-from rest_api.serializers.base import StrictSerializer
+from rest_api.serializers.base import StrictSerializer, min_score_field
 from rest_api.serializers.memories import Importance, MemorySerializer, TagsField
 
 
@@ -88,14 +88,7 @@ class SearchSerializer(StrictSerializer):
     importance_boost = serializers.FloatField(required=False, min_value=0, max_value=100)
     recency_boost = serializers.FloatField(required=False, min_value=0, max_value=100)
     fusion = serializers.ChoiceField([f.value for f in Fusion], required=False)
-    min_score = serializers.FloatField(
-        required=False,
-        allow_null=True,
-        min_value=0,
-        max_value=1,
-        help_text=f"Leave out results scoring below this. Default {settings.SEARCH_MIN_SCORE:g} with a query (what "
-        "does not match stays out); 0 returns every candidate. No effect without a query.",
-    )
+    min_score = min_score_field(settings.SEARCH_MIN_SCORE, "results", note=" No effect without a query.")
 
 
 class ListQuerySerializer(StrictSerializer):
