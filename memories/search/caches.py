@@ -18,6 +18,7 @@ from django.db.models import QuerySet
 
 from memories.access import flush_access
 from memories.models import Memory
+from memories.search.words import forget_words
 
 
 class ScopeSizes:
@@ -301,6 +302,7 @@ class SearchCaches:
         self.term_statistics.clear()
         self.scope_sizes.clear()
         self.compiled_scopes.clear()
+        forget_words()
         flush_access()
 
 

@@ -60,6 +60,14 @@ def register_words(source: WordSource) -> None:
         _sources.append(source)
 
 
+def forget_words() -> None:
+    """Every source's kept words forgotten (those that keep any: a ``forget()`` method)."""
+    for source in _sources:
+        forget = getattr(source, "forget", None)
+        if callable(forget):
+            forget()
+
+
 _EDGES = "\"'()[]{}<>,;:!?."
 
 

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from knowledge.services import entity_add_alias, entity_get_or_create
-from knowledge.words import alias_words
 from memories.search.words import expanded, organization_words
 from tests.conftest import MemoryFactory, Tenant
 from tests.search.conftest import hit_ids, search
@@ -77,10 +76,3 @@ def test_without_expansion_no_words_are_added(acme: Tenant, aliases: None, setti
     settings.SEARCH_EXPAND_ABBREVIATIONS = False
 
     assert expanded("Where does kube run?", acme.organization.pk) == "Where does kube run?"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_words() -> Any:
-    alias_words.forget()  # another test's organization may have had the same id
-    yield
-    alias_words.forget()
