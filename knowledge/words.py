@@ -19,6 +19,8 @@ from typing import Any
 
 from django.db import transaction
 
+from memories.search.words import name_key
+
 # At most this many other names join a query for one name it holds: a much-aliased entity must not
 # drown the query's own words.
 OTHER_NAMES_MAX = 4
@@ -38,22 +40,28 @@ class AliasWords:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._kept: dict[int, tuple[float, dict[str, tuple[str, ...]]]] = {}
+        # Bumped by every forget: words read before a forget are not kept after it (a read that
+        # raced a change would otherwise keep the old words for a whole TTL).
+        self._generation = 0
 
     def __call__(self, organization_id: int) -> dict[str, tuple[str, ...]]:
         now = time.monotonic()
         with self._lock:
             kept = self._kept.get(organization_id)
+            generation = self._generation
         if kept is not None and now - kept[0] < self.ttl_seconds:
             return kept[1]
         words = self._read(organization_id)
         with self._lock:
-            if len(self._kept) >= self.max_organizations:
-                self._kept.clear()
-            self._kept[organization_id] = (now, words)
+            if generation == self._generation:
+                if len(self._kept) >= self.max_organizations:
+                    self._kept.clear()
+                self._kept[organization_id] = (now, words)
         return words
 
     def forget(self, organization_id: int | None = None) -> None:
         with self._lock:
+            self._generation += 1
             if organization_id is None:
                 self._kept.clear()
             else:
@@ -65,8 +73,9 @@ class AliasWords:
 
         names: dict[int, list[tuple[str, str]]] = defaultdict(list)
         rows = EntityAlias.objects.filter(organization_id=organization_id).order_by("entity_id", "id")
-        for entity_id, alias, key in rows.values_list("entity_id", "alias", "normalized"):
-            names[entity_id].append((key, alias))
+        for entity_id, alias in rows.values_list("entity_id", "alias"):
+            if key := name_key(alias):  # split as search splits a query (memories.search.words)
+                names[entity_id].append((key, alias))
         words: dict[str, tuple[str, ...]] = {}
         for known in names.values():
             if len(known) < 2:

@@ -14,6 +14,7 @@ from typing import Any
 
 from memories.search.keyword import TermCounts
 from memories.search.params import SortKey
+from memory_platform.exceptions import ValidationError
 from memory_platform.pagination import decode_cursor, encode_cursor, invalid_cursor, is_uuid, is_whole
 
 Scales = tuple[float, float, float, float]  # vector low and spread, keyword low and spread
@@ -38,8 +39,17 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def search_position(cursor: str, fingerprint: str) -> Position:
+def search_position(cursor: str, fingerprint: str, words: str = "") -> Position:
+    """The position a cursor holds. ``words`` is the digest of the organization's own words the query
+    is searched with now (memories.search.words): the first page's must be the same, or the pages
+    would not join up."""
     payload = decode_cursor(cursor, fingerprint)
+    if payload.get("w", "") != words:
+        raise ValidationError(
+            "the organization's words (its entities' names and aliases) changed since the first page, so the "
+            "pages would not join up; search again without the cursor",
+            details={"field": "cursor"},
+        )
     key, scales, seen = payload["k"], payload.get("s"), payload.get("n")
     if not (len(key) == 4 and _is_number(key[0]) and is_whole(key[1]) and is_whole(key[2]) and is_uuid(key[3])):
         raise invalid_cursor()
@@ -69,6 +79,11 @@ def _counts(value: Any) -> TermCounts | None:
     return TermCounts(total, float(average), frequencies)
 
 
-def search_cursor(fingerprint: str, last: SortKey, scales: Scales, seen: int, counts: TermCounts | None) -> str:
+def search_cursor(  # noqa: PLR0917 - the cursor's fields, in the order it holds them
+    fingerprint: str, last: SortKey, scales: Scales, seen: int, counts: TermCounts | None, words: str = ""
+) -> str:
     terms = {"n": counts.total, "a": counts.avg_length, "f": counts.frequencies} if counts is not None else None
-    return encode_cursor(fingerprint, comparable(last), s=list(scales), n=seen, **({"t": terms} if terms else {}))
+    extra: dict[str, Any] = {"t": terms} if terms else {}
+    if words:
+        extra["w"] = words
+    return encode_cursor(fingerprint, comparable(last), s=list(scales), n=seen, **extra)

@@ -47,7 +47,7 @@ from memories.search.params import (
 from memories.search.questions import QueryTraits, query_traits
 from memories.search.ranking import Retrieved, rank
 from memories.search.vector import vector_candidates
-from memories.search.words import expanded
+from memories.search.words import expanded, words_digest
 from memories.selectors import check_filters, memory_filter, memory_page, memory_visible_queryset
 from memory_platform.exceptions import SearchUnavailable
 from memory_platform.metrics import SEARCH_STAGE_SECONDS, timed
@@ -73,7 +73,9 @@ def memory_search(principal: Principal, params: SearchParams, *, counts_as_read:
     next_cursor = None
     if has_more and page:
         counts = found.terms.counts if found.terms is not None else None
-        next_cursor = search_cursor(scope.fingerprint, page[-1].sort_key(), scales, scope.seen + len(page), counts)
+        next_cursor = search_cursor(
+            scope.fingerprint, page[-1].sort_key(), scales, scope.seen + len(page), counts, scope.words
+        )
     if counts_as_read:
         record_access([hit.memory.pk for hit in hits])
     return SearchPage(
@@ -110,10 +112,12 @@ class _Scope:
     organization_id: int
     fingerprint: str
     position: Position | None
+    words: str  # the digest of the organization's own words the query is searched with ("" for none)
 
     @classmethod
     def of(cls, principal: Principal, params: SearchParams) -> _Scope:
         fingerprint = params.fingerprint()
+        words = words_digest(params.query, principal.organization.pk)
         check_filters(principal, params.filters)
         # What the scope's SQL is compiled from (memory_visible_queryset, memory_filter), and no more.
         user = principal.user.pk if principal.user is not None else None
@@ -124,7 +128,8 @@ class _Scope:
             sql=compiled_scopes.get(key, lambda: _scope_queryset(principal, params)),
             organization_id=principal.organization.pk,
             fingerprint=fingerprint,
-            position=search_position(params.cursor, fingerprint) if params.cursor else None,
+            position=search_position(params.cursor, fingerprint, words) if params.cursor else None,
+            words=words,
         )
 
     @property

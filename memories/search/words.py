@@ -13,6 +13,7 @@ questions).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 
@@ -71,13 +72,24 @@ def forget_words() -> None:
 _EDGES = "\"'()[]{}<>,;:!?."
 
 
+def name_words(text: str) -> list[str]:
+    """How a query and a name are split to be compared: words, case folded, punctuation at their
+    edges dropped ("Kubernetes?" is "kubernetes"; ".NET" is "net")."""
+    return [word for word in (raw.strip(_EDGES).casefold() for raw in text.split()) if word]
+
+
+def name_key(name: str) -> str:
+    """The key a source gives a name under: its words joined by single spaces."""
+    return " ".join(name_words(name))
+
+
 def organization_words(query: str, organization_id: int) -> list[str]:
     """The other names of what the query names, in the organization's own words (longest names first:
     "payments service" before "service")."""
     known = [source(organization_id) for source in _sources]
     if not any(known):
         return []
-    words = [word.strip(_EDGES).casefold() for word in query.split()]
+    words = name_words(query)
     found: list[str] = []
     taken = [False] * len(words)
     for size in range(min(NAME_WORDS_MAX, len(words)), 0, -1):
@@ -90,6 +102,15 @@ def organization_words(query: str, organization_id: int) -> list[str]:
                 taken[start : start + size] = [True] * size
                 found += others
     return found
+
+
+def words_digest(query: str, organization_id: int) -> str:
+    """A short digest of the organization's words the query is searched with ("" when none): a cursor
+    carries it, so a later page knows it is searched as the first was."""
+    if not query or not settings.SEARCH_EXPAND_ABBREVIATIONS:
+        return ""
+    found = organization_words(query, organization_id)
+    return hashlib.sha256("\n".join(found).encode()).hexdigest()[:12] if found else ""
 
 
 def expanded(query: str, organization_id: int | None = None) -> str:

@@ -122,9 +122,19 @@ class ErrorSerializer(serializers.Serializer):
     error = ErrorDetailSerializer()
 
 
+class StrictFloatField(serializers.FloatField):
+    """A number, never a JSON boolean (which DRF's FloatField would read as 0 or 1)."""
+
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, bool):
+            self.fail("invalid")
+        value: float = super().to_internal_value(data)
+        return value
+
+
 def min_score_field(default: float, results: str, *, note: str = "") -> serializers.FloatField:
     """A search's ``min_score``: its floor, 0 to 1, ``default`` when not given."""
-    return serializers.FloatField(
+    return StrictFloatField(
         required=False,
         allow_null=True,
         min_value=0,

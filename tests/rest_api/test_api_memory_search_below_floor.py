@@ -3,13 +3,14 @@ left scored memories out; every other answer keeps its shape (no such key)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from memories.search import term_statistics
 from tests.conftest import MemoryFactory, Tenant
-from tests.rest_api.conftest import API, Api
+from tests.rest_api.conftest import API, Api, client_with
 
 # Asserts which memories a query finds: that takes the real model.
 pytestmark = pytest.mark.real_embedder
@@ -73,3 +74,11 @@ def test_the_outsider_is_told_nothing_of_acme(api: Api, corpus: dict[str, str]) 
     page = search(api, "outsider", query=QUERY, min_score=1)
 
     assert page["results"] == [] and set(page) == KEYS
+
+
+@pytest.mark.parametrize("path", ["memories/search/", "code/search/"])
+def test_a_boolean_min_score_is_refused_not_read_as_a_number(acme: Tenant, path: str) -> None:
+    response = client_with(acme.raw_tokens["agent"]).post(f"{API}/{path}", {"query": "deploys", "min_score": True})
+
+    assert response.status_code == 400
+    assert "min_score" in json.dumps(response.json())

@@ -9,6 +9,7 @@ import pytest
 
 from knowledge.services import entity_add_alias, entity_get_or_create
 from memories.search.words import expanded, organization_words
+from memory_platform.exceptions import ValidationError
 from tests.conftest import MemoryFactory, Tenant
 from tests.search.conftest import hit_ids, search
 
@@ -76,3 +77,30 @@ def test_without_expansion_no_words_are_added(acme: Tenant, aliases: None, setti
     settings.SEARCH_EXPAND_ABBREVIATIONS = False
 
     assert expanded("Where does kube run?", acme.organization.pk) == "Where does kube run?"
+
+
+def test_names_are_split_as_queries_are(acme: Tenant) -> None:
+    """Punctuation at a word's edges, in the query or in the alias, does not keep them apart."""
+    entity_get_or_create(principal=acme.agent, name=".NET")
+    entity_add_alias(principal=acme.agent, entity_name=".NET", alias="dotnet")
+    org = acme.organization.pk
+
+    assert organization_words("which .NET version?", org) == ["dotnet"]
+    assert organization_words("is dotnet allowed?", org) == [".NET"]
+    assert organization_words("payments — dotnet", org) == [".NET"]
+
+
+def test_a_cursor_is_refused_once_the_words_it_was_searched_with_changed(
+    acme: Tenant, memories: dict[str, Any], aliases: None, make_memory: MemoryFactory
+) -> None:
+    for n in range(4):
+        make_memory(current_content=f"Kubernetes node pool {n} scales between two and six nodes.", status="active")
+    first = search(acme.agent, query="how does kube scale?", limit=2, min_score=0)
+    assert first.next_cursor is not None
+    second = search(acme.agent, query="how does kube scale?", limit=2, min_score=0, cursor=first.next_cursor)
+    assert second.hits  # the same words: the pages join up
+
+    entity_add_alias(principal=acme.agent, entity_name="Kubernetes", alias="k-eight-s")
+
+    with pytest.raises(ValidationError, match=r"words .* changed since the first page"):
+        search(acme.agent, query="how does kube scale?", limit=2, min_score=0, cursor=first.next_cursor)
