@@ -47,7 +47,7 @@ from memories.search.params import (
 from memories.search.questions import QueryTraits, query_traits
 from memories.search.ranking import Retrieved, rank
 from memories.search.vector import vector_candidates
-from memories.search.words import expanded, words_digest
+from memories.search.words import expanded, searched_words, words_digest
 from memories.selectors import check_filters, memory_filter, memory_page, memory_visible_queryset
 from memory_platform.exceptions import SearchUnavailable
 from memory_platform.metrics import SEARCH_STAGE_SECONDS, timed
@@ -74,7 +74,7 @@ def memory_search(principal: Principal, params: SearchParams, *, counts_as_read:
     if has_more and page:
         counts = found.terms.counts if found.terms is not None else None
         next_cursor = search_cursor(
-            scope.fingerprint, page[-1].sort_key(), scales, scope.seen + len(page), counts, scope.words
+            scope.fingerprint, page[-1].sort_key(), scales, scope.seen + len(page), counts, scope.words_digest
         )
     if counts_as_read:
         record_access([hit.memory.pk for hit in hits])
@@ -112,12 +112,14 @@ class _Scope:
     organization_id: int
     fingerprint: str
     position: Position | None
-    words: str  # the digest of the organization's own words the query is searched with ("" for none)
+    words: tuple[str, ...]  # the organization's own words the query is searched with
+    words_digest: str  # theirs, as a cursor carries it ("" for none)
 
     @classmethod
     def of(cls, principal: Principal, params: SearchParams) -> _Scope:
         fingerprint = params.fingerprint()
-        words = words_digest(params.query, principal.organization.pk)
+        words = searched_words(params.query, principal.organization.pk)
+        digest = words_digest(words)
         check_filters(principal, params.filters)
         # What the scope's SQL is compiled from (memory_visible_queryset, memory_filter), and no more.
         user = principal.user.pk if principal.user is not None else None
@@ -128,8 +130,9 @@ class _Scope:
             sql=compiled_scopes.get(key, lambda: _scope_queryset(principal, params)),
             organization_id=principal.organization.pk,
             fingerprint=fingerprint,
-            position=search_position(params.cursor, fingerprint, words) if params.cursor else None,
+            position=search_position(params.cursor, fingerprint, digest) if params.cursor else None,
             words=words,
+            words_digest=digest,
         )
 
     @property
@@ -226,7 +229,7 @@ def _keyword_hits(scope: _Scope, terms: QueryTerms, *, fused: bool) -> tuple[lis
 def _candidates(scope: _Scope) -> _Found:
     """Both retrievers' candidates; hybrid falls back to keywords alone when the query cannot be embedded."""
     mode = scope.params.mode
-    text = expanded(scope.params.query, scope.organization_id)  # what both retrievers search for
+    text = expanded(scope.params.query, words=scope.words)  # what both retrievers search for
     embedding = _start_embedding(scope, text)
     found = _Found(vector_hits=[], keyword_hits=[], keyword_floor=None, fused=False, degraded=None, mode=mode)
     found.traits = query_traits(scope.params.query)

@@ -104,22 +104,29 @@ def organization_words(query: str, organization_id: int) -> list[str]:
     return found
 
 
-def words_digest(query: str, organization_id: int) -> str:
-    """A short digest of the organization's words the query is searched with ("" when none): a cursor
-    carries it, so a later page knows it is searched as the first was."""
+def searched_words(query: str, organization_id: int) -> tuple[str, ...]:
+    """The organization's own words a query is searched with (none without a query or expansion):
+    read once a search, so its pages' cursors and its retrievers see the same ones."""
     if not query or not settings.SEARCH_EXPAND_ABBREVIATIONS:
-        return ""
-    found = organization_words(query, organization_id)
-    return hashlib.sha256("\n".join(found).encode()).hexdigest()[:12] if found else ""
+        return ()
+    return tuple(organization_words(query, organization_id))
 
 
-def expanded(query: str, organization_id: int | None = None) -> str:
+def words_digest(words: Sequence[str]) -> str:
+    """A short digest of the organization's words a query is searched with ("" when none): a cursor
+    carries it, so a later page knows it is searched as the first was."""
+    return hashlib.sha256("\n".join(words).encode()).hexdigest()[:12] if words else ""
+
+
+def expanded(query: str, organization_id: int | None = None, *, words: Sequence[str] | None = None) -> str:
     """The query with the long forms of its abbreviations and the organization's other names for what
-    it names beside it (when SEARCH_EXPAND_ABBREVIATIONS)."""
+    it names beside it (when SEARCH_EXPAND_ABBREVIATIONS); ``words``: those names, already read."""
     if not settings.SEARCH_EXPAND_ABBREVIATIONS:
         return query
     beside = [ABBREVIATIONS[word.lower()] for word in abbreviations_in(query)]
-    if organization_id is not None:
+    if words is not None:
+        beside += words
+    elif organization_id is not None:
         beside += organization_words(query, organization_id)
     said = query.casefold()
     beside = [word for word in dict.fromkeys(beside) if word.casefold() not in said]
