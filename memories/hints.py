@@ -68,9 +68,11 @@ def hint_kind(match: Match | None) -> str | None:
 
 
 # The new memory's nearest alive neighbours of the same scope (which its writer can see: it just
-# wrote there). The vector is sent as a value, so PostgreSQL walks the HNSW graph for it, with the
-# iterative scan (so that enough rows of the scope are found) and pgvector's default ef_search (40:
-# a handful of neighbours need no more), set for this query alone and sent with it in one round trip.
+# wrote there). The vector is sent as a value, so PostgreSQL walks the organization's own HNSW graph
+# for it where it has one (memories.search.tenant_indexes; otherwise it sorts the organization's few
+# rows), with the iterative scan (so that enough rows of the scope are found) and pgvector's default
+# ef_search (40: a handful of neighbours need no more), set for this query alone and sent with it in
+# one round trip.
 _NEIGHBOURS_SQL = """
 SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '40', true);
 SELECT m.id, m.title, m.current_content, m.memory_type, m.status, 1 - (m.embedding <=> %(vector)s::vector)

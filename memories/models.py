@@ -14,7 +14,6 @@ from django.db.models import F, Q
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.lookups import IsNull
 from django.utils import timezone
-from pgvector.django import HnswIndex
 
 from memories.fields import EmbeddingField
 from organizations.models import ApiToken, Organization, Repository, User
@@ -174,7 +173,6 @@ class Memory(models.Model):
             # merged it (a few thousand writes made the keyword query 40% slower).
             GinIndex(fields=["tags"], name="memory_tags_gin", fastupdate=False),
             GinIndex(fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"], fastupdate=False),
-            GinIndex(fields=["search_vector"], name="memory_search_vector_gin", fastupdate=False),
             # Search reads a memory written in a conversation session next to its neighbours in that
             # session (memories.search.features); only memories with a session are in this index.
             models.Index(
@@ -184,13 +182,8 @@ class Memory(models.Model):
                 name="memory_session_order_idx",
                 condition=Q(IsNull(KeyTextTransform("session", "source"), False)),
             ),
-            HnswIndex(
-                name="memory_embedding_hnsw",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
+            # No search index over every organization's rows: each large organization has its own
+            # HNSW and full-text indexes (memories.search.tenant_indexes), built by the worker.
         ]
         constraints = [
             models.CheckConstraint(

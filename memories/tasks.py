@@ -14,6 +14,7 @@ from celery.utils.time import get_exponential_backoff_interval
 
 from memories import embedding_pipeline
 from memories.embeddings import EmbeddingError
+from memories.search import tenant_indexes
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +43,16 @@ def memory_embed_pending(self: Any, memory_ids: list[str] | None = None) -> int:
     if embedded:
         logger.info("embedded %d pending memories", embedded)
     return embedded
+
+
+@shared_task(ignore_result=True)
+def memory_index_tenants() -> int:
+    """Give each organization that has grown past SEARCH_EXACT_SCAN_LIMIT memories its own search
+    indexes (memories.search.tenant_indexes), built concurrently; how many organizations got them."""
+    built = tenant_indexes.sweep()
+    for organization_id, names in built.items():
+        logger.info("organization %s has its own search indexes: %s", organization_id, ", ".join(names))
+    return len(built)
 
 
 embedding_pipeline.backfill_enqueuer_set(memory_embed_pending.delay)

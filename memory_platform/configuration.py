@@ -193,7 +193,9 @@ VARIABLES: dict[str, Variable] = {
     "SEARCH_KEYWORD_WEIGHT": Variable(SEARCH, "Weight of words in hybrid ranking."),
     "SEARCH_CANDIDATES": Variable(SEARCH, "Candidates each retriever contributes (at least 5 times the page size)."),
     "SEARCH_EXACT_SCAN_LIMIT": Variable(
-        SEARCH, "Scopes up to this many memories are searched exactly, not through HNSW."
+        SEARCH,
+        "Scopes up to this many memories are searched exactly; an organization with more gets its own HNSW and"
+        " full-text indexes.",
     ),
     "SEARCH_KEYWORD_SCAN_LIMIT": Variable(
         SEARCH, "Organizations up to this many memories are matched row by row and counted at every search."
@@ -205,6 +207,9 @@ VARIABLES: dict[str, Variable] = {
     "CELERY_TASK_ALWAYS_EAGER": Variable(WORKERS, "Run tasks in the calling process (tests and debugging only)."),
     "CELERY_VISIBILITY_TIMEOUT_SECONDS": Variable(
         WORKERS, "With Redis: a task a dead worker had taken is delivered again after this long."
+    ),
+    "TENANT_INDEX_INTERVAL_SECONDS": Variable(
+        WORKERS, "How often organizations that grew past `SEARCH_EXACT_SCAN_LIMIT` get their own search indexes."
     ),
     "EXPIRY_INTERVAL_SECONDS": Variable(WORKERS, "How often memories past `valid_until` are recorded as expired."),
     "DECAY_INTERVAL_SECONDS": Variable(WORKERS, "How often freshness decays."),

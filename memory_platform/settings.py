@@ -309,6 +309,13 @@ CELERY_BEAT_SCHEDULE: dict[str, object] = {
         "schedule": 60.0,
         "options": {"expires": 60.0},
     },
+    # Organizations that grew past SEARCH_EXACT_SCAN_LIMIT memories get their own search indexes
+    # (memories/search/tenant_indexes.py); one sweep at a time, a late one dropped.
+    "memory-index-tenants": {
+        "task": "memories.tasks.memory_index_tenants",
+        "schedule": float(env_int("TENANT_INDEX_INTERVAL_SECONDS", 60)),
+        "options": {"expires": 60.0},
+    },
     "lifecycle-expire": {
         "task": "lifecycle.tasks.lifecycle_expire_all",
         "schedule": float(env_int("EXPIRY_INTERVAL_SECONDS", 300)),

@@ -17,7 +17,7 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 
 from memories.access import flush_access
-from memories.models import Memory
+from memories.models import Memory, ScopeType
 from memories.search.words import forget_words
 
 
@@ -45,7 +45,7 @@ class ScopeSizes:
 
     def is_small(self, organization_id: int | None, scope: QuerySet[Memory] | ScopeSQL, limit: int) -> bool:
         """Whether the scope holds at most ``limit`` memories with an embedding."""
-        scope = ScopeSQL.of(scope)
+        scope = ScopeSQL.of(scope, organization_id)
         if organization_id is None:
             return self._count(scope, limit) <= limit
         key = (organization_id, limit, scope.sql, tuple(str(p) for p in scope.params))
@@ -113,17 +113,38 @@ SCOPE_COLUMNS = (
 @dataclass(frozen=True)
 class ScopeSQL:
     """A search's scope compiled once (scope_as_sql of SCOPE_COLUMNS), for all of its queries:
-    compiling the scope's queryset costs more Python than running most of them costs PostgreSQL."""
+    compiling the scope's queryset costs more Python than running most of them costs PostgreSQL.
+
+    ``arms`` are the parts whose union is the scope, each a (sql, params) of its own: a query that
+    orders and limits (the vector retriever) does so per arm, so that each arm is planned with the
+    index that serves it; ``sql`` and ``params`` are their UNION ALL, for queries that filter."""
 
     sql: str
     params: tuple[Any, ...]
+    arms: tuple[tuple[str, tuple[Any, ...]], ...] = ()
 
     @classmethod
-    def of(cls, scope: QuerySet[Memory] | ScopeSQL) -> ScopeSQL:
+    def of(cls, scope: QuerySet[Memory] | ScopeSQL, organization_id: int | None = None) -> ScopeSQL:
+        """The scope's SQL; with ``organization_id`` (the searching organization: the scope holds
+        nothing else but shared, system-wide memories), as two arms, that organization's rows and
+        the shared rows of the others, so that the first can be read through the organization's own
+        indexes (memories.search.tenant_indexes: a partial index serves a query only when the
+        query's conditions imply its own, and "this organization's or anyone's shared memory"
+        implies nothing)."""
         if isinstance(scope, ScopeSQL):
             return scope
-        sql, params = scope_as_sql(scope, *SCOPE_COLUMNS)
-        return cls(sql, tuple(params))
+        if organization_id is None:
+            sql, params = scope_as_sql(scope, *SCOPE_COLUMNS)
+            return cls(sql, tuple(params), ((sql, tuple(params)),))
+        shared = scope.filter(scope_type=ScopeType.SYSTEM).exclude(organization_id=organization_id)
+        arms = tuple(
+            (sql, tuple(params))
+            for sql, params in (
+                scope_as_sql(scope.filter(organization_id=organization_id), *SCOPE_COLUMNS),
+                scope_as_sql(shared, *SCOPE_COLUMNS),
+            )
+        )
+        return cls(" UNION ALL ".join(sql for sql, _ in arms), tuple(p for _, params in arms for p in params), arms)
 
 
 def created_micros(row: str) -> str:
@@ -154,12 +175,14 @@ def quote_lexeme(lexeme: str) -> str:
 
 
 def text_match(column: str, *, scan: bool) -> str:
-    """``column @@ <tsquery parameter>``; with ``scan``, written so that the GIN index is not used.
+    """``column @@ <tsquery parameter>``; with ``scan``, written so that no GIN index is used.
 
-    The GIN index holds every organization's rows: for a common word it yields tens of thousands
-    of them, of which a small organization holds a handful, and the planner does not see that
-    cost. A small organization's rows are better read through its organization index and matched
-    one by one (at a million memories: 63 ms against about 1 ms for a 794-row organization)."""
+    A small organization's rows are read through its organization index and matched one by one
+    (under a millisecond); a large one's through its own GIN index (memories.search.tenant_indexes),
+    which the planner picks when the query's words are rare enough. (When one GIN index held every
+    organization's rows, a common word yielded tens of thousands of them, of which a small
+    organization held a handful: at a million memories 63 ms against about 1 ms for a 794-row
+    organization read row by row.)"""
     target = f"coalesce({column}, ''::tsvector)" if scan else column
     return f"{target} @@ to_tsquery('simple', %s)"
 
@@ -276,10 +299,11 @@ class CompiledScopes:
         self._lock = threading.Lock()
         self._compiled: dict[Hashable, ScopeSQL] = {}
 
-    def get(self, key: Hashable, compile_: Callable[[], QuerySet[Memory]]) -> ScopeSQL:
+    def get(self, key: Hashable, compile_: Callable[[], QuerySet[Memory]], organization_id: int) -> ScopeSQL:
+        """The scope of a search of ``organization_id`` (ScopeSQL.of), compiled once."""
         compiled = self._compiled.get(key)
         if compiled is None:
-            compiled = ScopeSQL.of(compile_())
+            compiled = ScopeSQL.of(compile_(), organization_id)
             with self._lock:
                 if len(self._compiled) >= self.max_entries:
                     self._compiled.pop(next(iter(self._compiled)), None)

@@ -127,7 +127,7 @@ class _Scope:
         return cls(
             params=params,
             principal=principal,
-            sql=compiled_scopes.get(key, lambda: _scope_queryset(principal, params)),
+            sql=compiled_scopes.get(key, lambda: _scope_queryset(principal, params), principal.organization.pk),
             organization_id=principal.organization.pk,
             fingerprint=fingerprint,
             position=search_position(params.cursor, fingerprint, digest) if params.cursor else None,

@@ -1,5 +1,6 @@
-"""The vector retriever: cosine distance on the HNSW index, with pgvector's iterative scan so a
-filtered query still returns its full top-k; small scopes are searched exactly instead."""
+"""The vector retriever: cosine distance on the organization's own HNSW index, with pgvector's
+iterative scan so a filtered query still returns its full top-k; small scopes (and organizations
+whose index is not built yet) are searched exactly instead."""
 
 from __future__ import annotations
 
@@ -29,18 +30,24 @@ def vector_candidates(
 ) -> list[Candidate]:
     """The ``k`` memories of the scope nearest to ``vector`` (or to its text, memories.fields.vector_text,
     when the caller needs that text again)."""
-    scope = ScopeSQL.of(scope)
+    scope = ScopeSQL.of(scope, organization_id)
     small = scope_sizes.is_small(organization_id, scope, settings.SEARCH_EXACT_SCAN_LIMIT)
     # An exact scan of a small scope is fast and always right; "+ 0" keeps the planner from walking
-    # the shared HNSW graph for a handful of rows. Otherwise the graph is scanned until enough rows
-    # pass the tenant and filters.
+    # an HNSW graph for a handful of rows. Otherwise the organization's own graph, where it has one
+    # (memories.search.tenant_indexes), is scanned until enough rows pass the filters; without one,
+    # PostgreSQL sorts the organization's rows, which is exact.
     ordering = "(s.embedding <=> %s::vector) + 0" if small else "s.embedding <=> %s::vector"
-    sql = (
-        f"SELECT s.id, s.importance, {created_micros('s')}, s.embedding <=> %s::vector, {in_session('s')},"  # noqa: S608 - our SQL and the scope's, values as parameters
-        f" {standing('s')} FROM ({scope.sql}) s WHERE s.embedding IS NOT NULL ORDER BY {ordering} LIMIT %s"
-    )
+    # Each arm of the scope (the organization's rows, others' shared ones: ScopeSQL.of) ordered and
+    # limited on its own, so that PostgreSQL walks the organization's own HNSW graph for the first.
+    parts, params = [], []
     text = vector if isinstance(vector, str) else vector_text(vector)
-    params = [text, *scope.params, text, k]
+    for arm_sql, arm_params in scope.arms:
+        parts.append(
+            f"(SELECT s.id, s.importance, {created_micros('s')}, s.embedding <=> %s::vector, {in_session('s')},"  # noqa: S608 - our SQL and the scope's, values as parameters
+            f" {standing('s')} FROM ({arm_sql}) s WHERE s.embedding IS NOT NULL ORDER BY {ordering} LIMIT %s)"
+        )
+        params += [text, *arm_params, text, k]
+    sql = " UNION ALL ".join(parts)
     # Inside a transaction of the caller's, a savepoint keeps a failure here from failing it, as before.
     savepoint = savepoint_if_in_transaction()
     if small or k <= session_ef_search():
@@ -64,6 +71,7 @@ def vector_candidates(
     # relaxed_order may return rows slightly out of order: order them by true distance, and equal
     # distances as the result is ordered, so rank-based fusion keeps the importance/recency contract.
     rows.sort(key=lambda row: (row[3], -row[1], -row[2], row[0]))  # a UUID orders as its text does
+    del rows[k:]
     return [
         Candidate(
             pk=pk,

@@ -73,7 +73,7 @@ def test_the_memory_table_has_only_the_indexes_reads_need(db: Any) -> None:
         "btree (scope_type) WHERE ((scope_type)::text = 'system'::text)",
         "btree (superseded_by_id)",
         "gin (metadata jsonb_path_ops) WITH (fastupdate=off)",
-        "gin (search_vector) WITH (fastupdate=off)",
         "gin (tags) WITH (fastupdate=off)",
-        "hnsw (embedding vector_cosine_ops) WITH (m='16', ef_construction='64')",
     ]
+    # No search index over every organization's rows: a large organization gets its own HNSW and
+    # full-text indexes (memories.search.tenant_indexes; tests/search/test_search_tenant_indexes.py).

@@ -15,6 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext, override_settings
 
 from memories.batch import memory_batch_create
+from memories.search import tenant_indexes
 from tests.conftest import Tenant
 from tests.search.conftest import search
 
@@ -52,6 +53,8 @@ def _fill(acme: Tenant) -> None:
         for n in range(COUNT)
     ]
     assert all(result.ok for result in memory_batch_create(principal=acme.agent, entries=entries))
+    # Its own HNSW graph (memories.search.tenant_indexes), built concurrently as the worker builds it.
+    assert tenant_indexes.build(acme.organization.pk) == list(tenant_indexes.index_names(acme.organization.pk))
 
 
 def _new_connection() -> None:
@@ -78,7 +81,7 @@ def test_each_connection_walks_hnsw_with_the_iterative_scan_and_the_configured_c
     # The query asks for 50 rows (SEARCH_CANDIDATES), no more than the session's 60: it goes alone.
     assert len(page.hits) == 9
     [vector_query] = [query["sql"] for query in captured.captured_queries if "ORDER BY s.embedding <=>" in query["sql"]]
-    assert "set_config" not in vector_query and vector_query.endswith("LIMIT 50")
+    assert "set_config" not in vector_query and vector_query.count("LIMIT 50)") == 2  # acme's rows, others' shared
     assert _hnsw_settings() == ("60", "relaxed_order")
 
 

@@ -1,0 +1,165 @@
+"""Each large organization's own search indexes, built by the worker as the organization grows.
+
+Every organization's memories live in one table. One HNSW graph and one GIN index over all of them
+made a large tenant's search walk past everyone else's rows: at 300k memories over 300
+organizations, the largest (29.7k rows) searched in 53 ms at the median with a vector recall@10 of
+0.917 against exact search, and a 9.1k-row tenant in 63 ms (bench/scale.py).
+
+So there are no shared search indexes. An organization with more than SEARCH_EXACT_SCAN_LIMIT
+memories gets its own: an HNSW graph and a GIN index over its rows alone (partial indexes,
+``WHERE organization_id = <id>``), built concurrently (writes and searches go on) by the worker's
+periodic sweep (``memory_index_tenants``), or at once by ``manage.py search_indexes --build``.
+Every search query names its organization, so the planner uses that organization's indexes; an
+organization without them (a small one, or one whose indexes are still being built) is read through
+its organization index and ranked exactly: always right, and fast at that size.
+
+Partial indexes rather than declarative partitioning: a partitioned table needs the partition key in
+every primary and unique key and in every foreign key pointing at it, which Django's models (one
+UUID primary key that versions, links and audit events point at) do not have; and a partial index is
+built, and dropped, without moving a row. bench/tenant_layout.py measures both layouts on the same
+data. The cost of many partial indexes is planning time on the memories table; it is measured there
+too.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection
+
+logger = logging.getLogger(__name__)
+
+# The build settings of a tenant's HNSW graph (pgvector's defaults, chosen by bench/tenant_layout.py:
+# see docs/explanation/search.md for what higher values cost and bought).
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 64
+# Memory for one build. An HNSW graph built in memory is several times faster to build than one that
+# spills (a 100k-row tenant needs about 200 MB); the setting lasts for the build's session only.
+BUILD_MAINTENANCE_WORK_MEM = "512MB"
+
+# pg_try_advisory_lock keys: one sweep at a time, one build per organization at a time.
+_SWEEP_LOCK = 7_291_001
+_BUILD_LOCK = 7_291_002
+
+
+def index_names(organization_id: int) -> tuple[str, str]:
+    """The names of an organization's own HNSW and GIN indexes."""
+    return f"memory_hnsw_o{int(organization_id)}", f"memory_text_o{int(organization_id)}"
+
+
+def _definitions(organization_id: int, *, concurrently: bool) -> list[str]:
+    hnsw, gin = index_names(organization_id)
+    how = "CONCURRENTLY " if concurrently else ""
+    where = f"WHERE organization_id = {int(organization_id)}"
+    return [
+        f"CREATE INDEX {how}IF NOT EXISTS {hnsw} ON memories_memory USING hnsw (embedding vector_cosine_ops) "
+        f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) {where}",
+        # Without a pending list, as the shared GIN indexes (memories migration 0009).
+        f"CREATE INDEX {how}IF NOT EXISTS {gin} ON memories_memory USING gin (search_vector) "
+        f"WITH (fastupdate = off) {where}",
+    ]
+
+
+@dataclass(frozen=True)
+class TenantIndex:
+    """What an operator sees of one organization's own index."""
+
+    organization_id: int
+    name: str
+    valid: bool
+    size_bytes: int
+
+
+def existing() -> list[TenantIndex]:
+    """Every organization's own index, valid or not (a concurrent build that failed leaves an
+    invalid one behind, which searches ignore and the next build replaces)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname, x.indisvalid, pg_relation_size(c.oid) FROM pg_index x "
+            "JOIN pg_class c ON c.oid = x.indexrelid "
+            "WHERE x.indrelid = 'memories_memory'::regclass AND c.relname ~ '^memory_(hnsw|text)_o[0-9]+$' "
+            "ORDER BY c.relname"
+        )
+        rows = cursor.fetchall()
+    return [TenantIndex(int(name.rsplit("_o", 1)[1]), name, bool(valid), int(size)) for name, valid, size in rows]
+
+
+def organizations_due(threshold: int | None = None) -> list[tuple[int, int]]:
+    """(organization, memories) for each organization with more than ``threshold`` memories
+    (SEARCH_EXACT_SCAN_LIMIT) that lacks a valid own index, largest first."""
+    threshold = settings.SEARCH_EXACT_SCAN_LIMIT if threshold is None else threshold
+    complete: dict[int, int] = {}
+    for index in existing():
+        if index.valid:
+            complete[index.organization_id] = complete.get(index.organization_id, 0) + 1
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT organization_id, count(*) FROM memories_memory GROUP BY organization_id HAVING count(*) > %s "
+            "ORDER BY 2 DESC, 1",
+            [threshold],
+        )
+        rows = cursor.fetchall()
+    return [(int(org), int(count)) for org, count in rows if complete.get(int(org), 0) < 2]
+
+
+def build(organization_id: int) -> list[str]:
+    """Build the organization's own indexes that are missing; the names built.
+
+    Concurrently (writes and searches go on) unless called inside a transaction, where PostgreSQL
+    allows only a plain build (it blocks writes to the table until that transaction ends). An invalid
+    index a failed build left is dropped first. Another process building the same organization's
+    indexes makes this one return at once."""
+    concurrently = not connection.in_atomic_block
+    built: list[str] = []
+    with connection.cursor() as cursor:
+        if concurrently:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [_BUILD_LOCK, organization_id])
+            if not cursor.fetchone()[0]:
+                return built
+        else:
+            # PostgreSQL builds no index on a table with foreign-key checks still pending in the
+            # transaction: they are made now instead of at commit (a violation fails either way).
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        try:
+            names = index_names(organization_id)
+            invalid = {index.name for index in existing() if index.name in names and not index.valid}
+            for name in sorted(invalid):
+                cursor.execute(f"DROP INDEX {'CONCURRENTLY ' if concurrently else ''}IF EXISTS {name}")
+            present = {index.name for index in existing() if index.name in names}
+            cursor.execute(
+                "SELECT set_config('maintenance_work_mem', %s, %s)", [BUILD_MAINTENANCE_WORK_MEM, not concurrently]
+            )
+            for name, definition in zip(names, _definitions(organization_id, concurrently=concurrently), strict=True):
+                if name in present:
+                    continue
+                started = time.perf_counter()
+                cursor.execute(definition)
+                built.append(name)
+                logger.info("built %s in %.1f s", name, time.perf_counter() - started)
+        finally:
+            if concurrently:
+                cursor.execute("RESET maintenance_work_mem")
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_BUILD_LOCK, organization_id])
+    return built
+
+
+def sweep(threshold: int | None = None) -> dict[int, list[str]]:
+    """Build the own indexes of every organization that is due (organizations_due), largest first;
+    what was built, by organization. One sweep runs at a time: another returns at once."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [_SWEEP_LOCK])
+        if not cursor.fetchone()[0]:
+            return {}
+    try:
+        done: dict[int, list[str]] = {}
+        for organization_id, _memories in organizations_due(threshold):
+            built = build(organization_id)
+            if built:
+                done[organization_id] = built
+        return done
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [_SWEEP_LOCK])

@@ -1,0 +1,150 @@
+"""Each large organization's own search indexes (memories.search.tenant_indexes): which organizations
+are due, a failed build replaced, the keyword retriever reading them, and the move from the shared
+indexes (memories migration 0011) made online, while an organization is written to and searched."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from bench.online_layout import drive, migrate_forward, shared_indexes, to_shared_layout
+from memories.batch import memory_batch_create
+from memories.search import tenant_indexes
+from memories.search.caches import search_caches
+from tests.conftest import Tenant
+from tests.search.conftest import search
+
+QUERIES = ["which runbook step checks the queue?", "rotation of the on-call pager", "queue depth alarms"]
+
+
+def _fill(tenant: Tenant, count: int, topic: str = "runbook") -> None:
+    entries = [
+        {
+            "scope_type": "organization",
+            "memory_type": "fact",
+            "current_content": f"The {topic} note {n} says step {n % 9} checks queue depth {n * 17 % 1009}.",
+        }
+        for n in range(count)
+    ]
+    assert all(result.ok for result in memory_batch_create(principal=tenant.agent, entries=entries))
+
+
+@contextlib.contextmanager
+def _planner(**options: str) -> Iterator[None]:
+    with transaction.atomic(), connection.cursor() as cursor:
+        for name, value in options.items():
+            cursor.execute("SELECT set_config(%s, %s, true)", [name, value])
+        yield
+
+
+@pytest.mark.django_db
+def test_an_organization_past_the_limit_is_due_until_it_has_its_own_indexes(
+    acme: Tenant, globex: Tenant, settings: Any
+) -> None:
+    settings.SEARCH_EXACT_SCAN_LIMIT = 5
+    _fill(acme, 8)
+    _fill(globex, 3)
+    names = list(tenant_indexes.index_names(acme.organization.pk))
+
+    assert tenant_indexes.organizations_due() == [(acme.organization.pk, 8)]
+    assert tenant_indexes.build(acme.organization.pk) == names
+    assert tenant_indexes.organizations_due() == []
+    assert tenant_indexes.build(acme.organization.pk) == []  # nothing is missing
+    assert [(index.name, index.valid) for index in tenant_indexes.existing()] == [(names[0], True), (names[1], True)]
+
+    _fill(globex, 5, topic="pager")
+    assert tenant_indexes.sweep() == {globex.organization.pk: list(tenant_indexes.index_names(globex.organization.pk))}
+    assert tenant_indexes.organizations_due() == []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [names[0]])
+        assert cursor.fetchone()[0].endswith(f"WHERE (organization_id = {acme.organization.pk})")
+
+
+@pytest.mark.django_db
+def test_a_failed_build_is_replaced(acme: Tenant, settings: Any) -> None:
+    settings.SEARCH_EXACT_SCAN_LIMIT = 5
+    _fill(acme, 8)
+    hnsw, text = tenant_indexes.index_names(acme.organization.pk)
+    tenant_indexes.build(acme.organization.pk)
+    # What a concurrent build that failed (or was cancelled) leaves behind: an index marked invalid,
+    # which PostgreSQL keeps up to date but never reads.
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [hnsw])
+
+    assert [(i.name, i.valid) for i in tenant_indexes.existing()] == [(hnsw, False), (text, True)]
+    assert tenant_indexes.organizations_due() == [(acme.organization.pk, 8)]
+    assert tenant_indexes.build(acme.organization.pk) == [hnsw]
+    assert [(i.name, i.valid) for i in tenant_indexes.existing()] == [(hnsw, True), (text, True)]
+
+
+@pytest.mark.django_db
+def test_keyword_search_reads_the_organizations_own_text_index(acme: Tenant, globex: Tenant, settings: Any) -> None:
+    settings.SEARCH_EXACT_SCAN_LIMIT = 5
+    settings.SEARCH_KEYWORD_SCAN_LIMIT = 5
+    for tenant in (acme, globex):
+        _fill(tenant, 40)
+        _fill(tenant, 2, topic="Kafka broker")
+    tenant_indexes.build(acme.organization.pk)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")
+    _hnsw, text = tenant_indexes.index_names(acme.organization.pk)
+    search_caches.reset()
+
+    def plan(tenant: Tenant) -> str:
+        with CaptureQueriesContext(connection) as captured:
+            page = search(tenant.agent, query="kafka", mode="keyword", limit=5, min_score=0)
+        assert page.hits
+        [sql] = [q["sql"] for q in captured.captured_queries if "@@" in q["sql"] and "bm25" in q["sql"]]
+        # Tables this small are read whole unless the planner may not.
+        with _planner(enable_seqscan="off"), connection.cursor() as cursor:
+            cursor.execute(f"EXPLAIN {sql}")
+            return "\n".join(row[0] for row in cursor.fetchall())
+
+    assert text in plan(acme)
+    assert text not in plan(globex)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_move_from_the_shared_indexes_is_online(acme: Tenant, globex: Tenant, settings: Any) -> None:
+    settings.SEARCH_EXACT_SCAN_LIMIT = 150
+    to_shared_layout()
+    try:
+        _fill(acme, 200)
+        _fill(globex, 20)
+        assert shared_indexes() == ["memory_embedding_hnsw", "memory_search_vector_gin"]
+        assert tenant_indexes.existing() == []
+        outcome = drive(migrate_forward, [acme.agent, globex.agent], [(acme.agent, QUERIES)], settle=1.0)
+    finally:
+        call_command("migrate", "memories", verbosity=0)  # the database ends as every other test expects
+
+    assert outcome.write_errors == []
+    assert outcome.search_errors == []
+    assert outcome.written and outcome.searches
+    assert outcome.lost() == 0
+    assert shared_indexes() == []
+    assert tenant_indexes.organizations_due() == []
+    assert [i.organization_id for i in tenant_indexes.existing() if i.valid] == [acme.organization.pk] * 2
+    # Every memory of acme, written before, during or after the build, is in acme's own graph: its
+    # own vector finds it there first.
+    hnsw, _text = tenant_indexes.index_names(acme.organization.pk)
+    with _planner(enable_sort="off", enable_seqscan="off"), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT m.id, (SELECT n.id FROM memories_memory n WHERE n.organization_id = m.organization_id "
+            "ORDER BY n.embedding <=> m.embedding LIMIT 1) FROM memories_memory m WHERE m.organization_id = %s",
+            [acme.organization.pk],
+        )
+        rows = cursor.fetchall()
+        cursor.execute(
+            "EXPLAIN SELECT id FROM memories_memory WHERE organization_id = %s "
+            "ORDER BY embedding <=> (SELECT embedding FROM memories_memory LIMIT 1) LIMIT 1",
+            [acme.organization.pk],
+        )
+        assert hnsw in "\n".join(row[0] for row in cursor.fetchall())
+    assert len(rows) >= 200 + 1
+    assert [pk for pk, nearest in rows if pk != nearest] == []
