@@ -48,8 +48,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"benchmark": "write_hints", "memories": sum(c for _, c in tenants), "tenants": {}}
     for organization_id, rows in picks:
         sample = list(
-            Memory.objects.filter(organization_id=organization_id, deleted_at__isnull=True, embedding__isnull=False)
-            .order_by("?")[: args.samples]
+            Memory.objects.filter(
+                organization_id=organization_id, deleted_at__isnull=True, embedding__isnull=False
+            ).order_by("?")[: args.samples]
         )
         times = []
         for memory in sample:

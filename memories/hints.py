@@ -67,21 +67,29 @@ def hint_kind(match: Match | None) -> str | None:
     return None
 
 
-# The new memory's nearest alive neighbours of the same scope (which its writer can see: it just
-# wrote there). The vector is sent as a value, so PostgreSQL walks the organization's own HNSW graph
-# for it where it has one (memories.search.tenant_indexes; otherwise it sorts the organization's few
-# rows), with the iterative scan (so that enough rows of the scope are found) and pgvector's default
-# ef_search (40: a handful of neighbours need no more), set for this query alone and sent with it in
-# one round trip.
+# The new memories' nearest alive neighbours of the same scope (which their writer can see: it just
+# wrote there), for every memory of one organization in one statement: a LATERAL subquery a memory,
+# which PostgreSQL runs as a walk of the organization's own HNSW graph from that memory's vector
+# (memories.search.tenant_indexes; an organization without one has its few rows sorted). The
+# organization is a value of the statement, not of each memory, so that the planner sees which
+# graph is meant. The iterative scan (so that enough rows of the scope are found) and pgvector's
+# default ef_search (40: a handful of neighbours need no more) are set for this statement alone and
+# sent with it in one round trip.
 _NEIGHBOURS_SQL = """
 SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '40', true);
-SELECT m.id, m.title, m.current_content, m.memory_type, m.status, 1 - (m.embedding <=> %(vector)s::vector)
-FROM memories_memory AS m
-WHERE m.organization_id = %(organization)s AND m.scope_type = %(scope_type)s
-  AND m.repository_id IS NOT DISTINCT FROM %(repository)s AND m.owner_id IS NOT DISTINCT FROM %(owner)s
-  AND m.deleted_at IS NULL AND m.superseded_by_id IS NULL AND m.embedding IS NOT NULL AND m.id <> %(id)s
-ORDER BY m.embedding <=> %(vector)s::vector
-LIMIT %(limit)s
+SELECT q.i, n.id, n.title, n.current_content, n.memory_type, n.status, n.similarity
+FROM unnest(%(ids)s::uuid[], %(vectors)s::vector[], %(scope_types)s::text[], %(repositories)s::bigint[],
+            %(owners)s::bigint[]) WITH ORDINALITY AS q(id, v, scope_type, repository, owner, i)
+CROSS JOIN LATERAL (
+  SELECT m.id, m.title, m.current_content, m.memory_type, m.status, 1 - (m.embedding <=> q.v) AS similarity
+  FROM memories_memory AS m
+  WHERE m.organization_id = %(organization)s AND m.scope_type = q.scope_type
+    AND m.repository_id IS NOT DISTINCT FROM q.repository AND m.owner_id IS NOT DISTINCT FROM q.owner
+    AND m.deleted_at IS NULL AND m.superseded_by_id IS NULL AND m.embedding IS NOT NULL AND m.id <> q.id
+  ORDER BY m.embedding <=> q.v
+  LIMIT %(limit)s
+) AS n
+ORDER BY q.i, n.similarity DESC
 """
 
 
@@ -90,29 +98,34 @@ def write_hints(memories: Sequence[Memory]) -> dict[UUID, WriteHints]:
     it may contradict (memories.similarity's rules), nearest first. None for a memory without an
     embedding (the provider was down): the worker compares it once it has one."""
     hints: dict[UUID, WriteHints] = {memory.pk: WriteHints() for memory in memories}
-    embedded = [memory for memory in memories if memory.embedding is not None]
-    if not embedded:
-        return hints
+    by_organization: dict[int, list[Memory]] = {}
+    for memory in memories:
+        if memory.embedding is not None:
+            by_organization.setdefault(memory.organization_id, []).append(memory)
     floor = min(settings.CONSOLIDATION_RELATED, settings.CONSOLIDATION_CONFLICT)
     # Two statements sent as one run in one (implicit) transaction, which the settings last for;
     # inside a caller's transaction, a savepoint keeps them to it as before.
-    with savepoint_if_in_transaction(), connection.cursor() as cursor:
-        for memory in embedded:
+    for organization_id, written in by_organization.items():
+        with savepoint_if_in_transaction(), connection.cursor() as cursor:
             cursor.execute(
                 _NEIGHBOURS_SQL,
                 {
-                    "vector": vector_text(list(memory.embedding)),
-                    "organization": memory.organization_id,
-                    "scope_type": memory.scope_type,
-                    "repository": memory.repository_id,
-                    "owner": memory.owner_id,
-                    "id": memory.pk,
+                    "ids": [memory.pk for memory in written],
+                    "vectors": [vector_text(list(memory.embedding)) for memory in written],
+                    "scope_types": [memory.scope_type for memory in written],
+                    "repositories": [memory.repository_id for memory in written],
+                    "owners": [memory.owner_id for memory in written],
+                    "organization": organization_id,
                     "limit": NEIGHBOURS,
                 },
             )
             cursor.nextset()
-            rows = [row for row in cursor.fetchall() if row[5] >= floor]
-            hints[memory.pk] = _classified(memory, rows)
+            rows: dict[int, list[tuple[Any, ...]]] = {}
+            for position, *row in cursor.fetchall():
+                if row[5] >= floor:
+                    rows.setdefault(position, []).append(tuple(row))
+        for position, memory in enumerate(written, start=1):
+            hints[memory.pk] = _classified(memory, rows.get(position, []))
     return hints
 
 

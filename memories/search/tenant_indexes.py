@@ -146,6 +146,20 @@ def build(organization_id: int) -> list[str]:
     return built
 
 
+def _drop_orphans() -> None:
+    """Drop the indexes of organizations that no longer exist (an index holds no data of its own:
+    everything in it is in the table)."""
+    from organizations.models import Organization
+
+    alive = set(Organization.objects.values_list("pk", flat=True))
+    how = "" if connection.in_atomic_block else "CONCURRENTLY "
+    with connection.cursor() as cursor:
+        for index in existing():
+            if index.organization_id not in alive:
+                cursor.execute(f"DROP INDEX {how}IF EXISTS {index.name}")
+                logger.info("dropped %s: its organization is gone", index.name)
+
+
 def sweep(threshold: int | None = None) -> dict[int, list[str]]:
     """Build the own indexes of every organization that is due (organizations_due), largest first;
     what was built, by organization. One sweep runs at a time: another returns at once."""
@@ -159,6 +173,7 @@ def sweep(threshold: int | None = None) -> dict[int, list[str]]:
             built = build(organization_id)
             if built:
                 done[organization_id] = built
+        _drop_orphans()
         return done
     finally:
         with connection.cursor() as cursor:

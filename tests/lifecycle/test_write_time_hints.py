@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memories.hints import WriteHints, write_hints
 from memories.models import Memory
@@ -45,3 +47,25 @@ def test_a_memory_stored_without_an_embedding_gets_no_hints(acme: Tenant, make_m
     pending.refresh_from_db()
 
     assert write_hints([pending]) == {pending.pk: WriteHints()}
+
+
+def test_one_call_hints_each_memory_from_its_own_scope_and_organization(
+    acme: Tenant, globex: Tenant, make_memory: MemoryFactory
+) -> None:
+    in_acme = make_memory(current_content=RULE)
+    in_api = make_memory(current_content=RULE, scope_type="repository", repository="api")
+    in_globex = make_memory(globex.agent, current_content=RULE)
+    variant = "Every pull request needs an approving review before merge."
+    written = [
+        make_memory(current_content=variant),
+        make_memory(current_content=variant, scope_type="repository", repository="api"),
+        make_memory(globex.agent, current_content=variant),
+    ]
+
+    with CaptureQueriesContext(connection) as captured:
+        hints = write_hints(written)
+
+    nearest = [[hint.id for hint in hints[memory.pk].possible_duplicates][:1] for memory in written]
+    assert nearest == [[in_acme.pk], [in_api.pk], [in_globex.pk]]
+    # One statement an organization, whatever the number of memories.
+    assert sum("CROSS JOIN LATERAL" in query["sql"] for query in captured.captured_queries) == 2

@@ -17,6 +17,7 @@ from bench.online_layout import drive, migrate_forward, shared_indexes, to_share
 from memories.batch import memory_batch_create
 from memories.search import tenant_indexes
 from memories.search.caches import search_caches
+from organizations.models import Organization
 from tests.conftest import Tenant
 from tests.search.conftest import search
 
@@ -64,6 +65,18 @@ def test_an_organization_past_the_limit_is_due_until_it_has_its_own_indexes(
     with connection.cursor() as cursor:
         cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [names[0]])
         assert cursor.fetchone()[0].endswith(f"WHERE (organization_id = {acme.organization.pk})")
+
+
+@pytest.mark.django_db
+def test_the_indexes_of_an_organization_that_is_gone_are_dropped(acme: Tenant, globex: Tenant, settings: Any) -> None:
+    settings.SEARCH_EXACT_SCAN_LIMIT = 5
+    _fill(acme, 8)
+    _fill(globex, 8)
+    tenant_indexes.sweep()
+    Organization.objects.filter(pk=globex.organization.pk).delete()
+
+    tenant_indexes.sweep()
+    assert [index.name for index in tenant_indexes.existing()] == list(tenant_indexes.index_names(acme.organization.pk))
 
 
 @pytest.mark.django_db
