@@ -5,9 +5,13 @@ the shared ones are dropped concurrently) while clients write and search. Counte
 acknowledged and lost, errors of either kind, search latency before, during and after.
 
 The corpus is bench/scale.py's (--memories over --organizations, sizes falling off like real
-tenants', --real of them embedded by the model and the rest synthetic neighbours of those).
+tenants', --real of them embedded by the model and the rest synthetic neighbours of those), in the
+same database: one scale.py kept (--keep) is used as it is, else it is loaded as scale.py loads it.
+The database is first taken back to 0010 (the shared indexes built again, the organizations' own
+dropped), then migrated forward under load.
 
-    python bench/online_layout.py --json bench/results/$(date +%F)/online-layout.json   # 200k: ~15 min
+    python bench/online_layout.py --memories 300000 --organizations 300 --keep \
+        --json bench/results/$(date +%F)/online-layout.json
     python bench/online_layout.py --memories 20000 --organizations 40 --real 2000      # a quick look
 
 tests/search/test_search_tenant_indexes.py drives the same migration, smaller, with this module's drive().
@@ -28,12 +32,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import print_table, scratch_database, summary_ms, write_json
-
-# The shared HNSW index as memories migration 0002 made it (0010's layout), for the load.
-_SHARED_HNSW = (
-    "CREATE INDEX memory_embedding_hnsw ON memories_memory USING hnsw (embedding vector_cosine_ops) "
-    "WITH (m = 16, ef_construction = 64)"
-)
 
 
 @dataclass
@@ -137,8 +135,11 @@ def to_shared_layout() -> None:
 
     from memories.search import tenant_indexes
 
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '2GB'")  # the shared HNSW graph built in memory
     call_command("migrate", "memories", "0010", verbosity=0)
     with connection.cursor() as cursor:
+        cursor.execute("RESET maintenance_work_mem")
         for index in tenant_indexes.existing():
             cursor.execute(f"DROP INDEX {index.name}")
 
@@ -159,7 +160,17 @@ def shared_indexes() -> list[str]:
         return sorted(row[0] for row in cursor.fetchall())
 
 
+def _memories() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM memories_memory")
+        return int(cursor.fetchone()[0])
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    import subprocess
+
     from django.db import connection
 
     from bench.ingest import tenant_queries
@@ -167,33 +178,35 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from bench.search_latency import agent_principal
     from memories.search import tenant_indexes
 
-    to_shared_layout()
     tenants = build_tenants(args)
-    vectors = make_vectors(tenants, args)
-    with connection.cursor() as cursor:
-        cursor.execute("DROP INDEX memory_embedding_hnsw")  # built once after the load, as scale.py did
-    loaded = load(tenants, vectors, args.seed, own_indexes=False)
-    del vectors
+    loaded: dict[str, Any] = {"kept": True}
+    if _memories() == 0:
+        vectors = make_vectors(tenants, args)
+        loaded = load(tenants, vectors, args.seed)
+        del vectors
     started = time.perf_counter()
+    to_shared_layout()
     with connection.cursor() as cursor:
-        cursor.execute("SET maintenance_work_mem = '2GB'")
-        cursor.execute(_SHARED_HNSW)
-        cursor.execute("RESET maintenance_work_mem")
         cursor.execute("VACUUM ANALYZE memories_memory")
-    loaded["shared_hnsw_build_seconds"] = round(time.perf_counter() - started)
+    to_shared_seconds = round(time.perf_counter() - started)
+    if args.at_shared_layout:
+        # Whatever should see the database as it was before the move (bench/scale.py of an earlier
+        # commit, say): the organizations' own indexes are gone and the shared ones are back.
+        subprocess.run(args.at_shared_layout, shell=True, check=True)  # noqa: S602 - the operator's own command
     due = tenant_indexes.organizations_due()
     # Writes to the largest tenants (whose indexes are built) and to a small one; searches of the largest.
     busy = [*tenants[: args.writers - 1], tenants[-1]]
     writers = [agent_principal(t.slug) for t in busy]
     searchers = [(agent_principal(t.slug), tenant_queries(t, 50, args.seed)) for t in tenants[: args.searchers]]
-    print(f"loaded {args.memories} memories; {len(due)} organizations due their own indexes; migrating online")
+    print(f"{_memories()} memories; {len(due)} organizations due their own indexes; migrating online")
     outcome = drive(migrate_forward, writers, searchers, settle=args.settle)
     return {
         "benchmark": "online_layout",
-        "memories": args.memories,
+        "memories": _memories(),
         "organizations": args.organizations,
         "organizations_due": len(due),
         "load": loaded,
+        "back_to_shared_layout_seconds": to_shared_seconds,
         "migrate_seconds": round(outcome.migrate_window[1] - outcome.migrate_window[0], 1),
         "writes_acknowledged": len(outcome.written),
         "writes_lost": outcome.lost(),
@@ -219,9 +232,14 @@ def main() -> None:
     parser.add_argument("--searchers", type=int, default=2)
     parser.add_argument("--settle", type=float, default=10.0, help="Seconds of clients before and after.")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--keep", action="store_true", help="Keep the database (bench_scale_<N>), as scale.py.")
+    parser.add_argument(
+        "--at-shared-layout", metavar="COMMAND", help="A shell command to run once the database is back at 0010."
+    )
     parser.add_argument("--json", dest="json_out", default=None)
     args = parser.parse_args()
-    with scratch_database(f"online_layout_{args.memories}"):
+    # bench/scale.py's database of the same size when it kept one (--keep): the same corpus.
+    with scratch_database(f"scale_{args.memories}", keep=args.keep):
         result = run(args)
     print_table(
         "Online move to each organization's own indexes",
