@@ -170,16 +170,19 @@ def exact_top(scope: Any, vector: list[float], k: int) -> list[tuple[Any, float]
 
 def recall(principal: Any, vectors: list[list[float]]) -> dict[str, Any]:
     """Recall@10 of the production vector retriever against exact search, and both their times."""
-    from memories.search.pipeline import pool_size
+    from memories.search.caches import ScopeSQL
+    from memories.search.pipeline import pool_size, scope_arms
     from memories.search.vector import vector_candidates
+    from memories.selectors import MemoryFilters
 
     scope = search_scope(principal)
+    searched = ScopeSQL.union(*scope_arms(principal, MemoryFilters()))  # as memory_search compiles it
     pool = pool_size(LIMIT)
     found, retriever_s, exact_s = [], [], []
     for vector in vectors:
         started = time.perf_counter()
         # As memory_search calls it: the scope-size answer is cached per organization.
-        candidates = vector_candidates(scope, vector, pool, organization_id=principal.organization.pk)[:LIMIT]
+        candidates = vector_candidates(searched, vector, pool, organization_id=principal.organization.pk)[:LIMIT]
         retriever_s.append(time.perf_counter() - started)
         started = time.perf_counter()
         exact = exact_top(scope, vector, LIMIT)

@@ -68,29 +68,65 @@ def hint_kind(match: Match | None) -> str | None:
 
 
 # The new memories' nearest alive neighbours of the same scope (which their writer can see: it just
-# wrote there), for every memory of one organization in one statement: a LATERAL subquery a memory,
-# which PostgreSQL runs as a walk of the organization's own HNSW graph from that memory's vector
-# (memories.search.tenant_indexes; an organization without one has its few rows sorted). The
-# organization is a value of the statement, not of each memory, so that the planner sees which
-# graph is meant. The iterative scan (so that enough rows of the scope are found) and pgvector's
-# default ef_search (40: a handful of neighbours need no more) are set for this statement alone and
-# sent with it in one round trip.
+# wrote there): for the memories of one scope, one SELECT with a LATERAL subquery a memory, which
+# PostgreSQL runs as a walk of the organization's own HNSW graph from that memory's vector
+# (memories.search.tenant_indexes; an organization without one has its few rows sorted), or, for a
+# scope that is a small part of its organization (a repository's, a person's), as a sort of that
+# scope's rows. The organization and the scope are values of the statement, not of each memory, so
+# that the planner sees which graph is meant and how many rows the scope holds. The iterative scan
+# (so that enough rows of the scope are found) and pgvector's default ef_search (40: a handful of
+# neighbours need no more) are set for these statements alone, sent with them in one round trip.
+_SETTINGS_SQL = (
+    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '40', true)"
+)
 _NEIGHBOURS_SQL = """
-SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '40', true);
 SELECT q.i, n.id, n.title, n.current_content, n.memory_type, n.status, n.similarity
-FROM unnest(%(ids)s::uuid[], %(vectors)s::vector[], %(scope_types)s::text[], %(repositories)s::bigint[],
-            %(owners)s::bigint[]) WITH ORDINALITY AS q(id, v, scope_type, repository, owner, i)
+FROM unnest(%(ids{g})s::uuid[], %(vectors{g})s::vector[]) WITH ORDINALITY AS q(id, v, i)
 CROSS JOIN LATERAL (
   SELECT m.id, m.title, m.current_content, m.memory_type, m.status, 1 - (m.embedding <=> q.v) AS similarity
   FROM memories_memory AS m
-  WHERE m.organization_id = %(organization)s AND m.scope_type = q.scope_type
-    AND m.repository_id IS NOT DISTINCT FROM q.repository AND m.owner_id IS NOT DISTINCT FROM q.owner
+  WHERE m.organization_id = %(organization)s AND m.scope_type = %(scope_type{g})s
+    AND {repository} AND {owner}
     AND m.deleted_at IS NULL AND m.superseded_by_id IS NULL AND m.embedding IS NOT NULL AND m.id <> q.id
   ORDER BY m.embedding <=> q.v
   LIMIT %(limit)s
 ) AS n
 ORDER BY q.i, n.similarity DESC
 """
+
+
+def _neighbours(organization_id: int, written: list[Memory]) -> list[list[tuple[Any, ...]]]:
+    """Each memory's nearest neighbours of its scope, as (id, title, content, type, status, similarity)."""
+    scopes: dict[tuple[str, Any, Any], list[int]] = {}
+    for position, memory in enumerate(written):
+        scopes.setdefault((memory.scope_type, memory.repository_id, memory.owner_id), []).append(position)
+    statements = [_SETTINGS_SQL]
+    params: dict[str, Any] = {"organization": organization_id, "limit": NEIGHBOURS}
+    for g, ((scope_type, repository, owner), positions) in enumerate(scopes.items()):
+        statements.append(
+            _NEIGHBOURS_SQL.format(
+                g=g,
+                repository="m.repository_id IS NULL" if repository is None else f"m.repository_id = %(repository{g})s",
+                owner="m.owner_id IS NULL" if owner is None else f"m.owner_id = %(owner{g})s",
+            )
+        )
+        params |= {
+            f"ids{g}": [written[i].pk for i in positions],
+            f"vectors{g}": [vector_text(list(written[i].embedding)) for i in positions],
+            f"scope_type{g}": scope_type,
+            f"repository{g}": repository,
+            f"owner{g}": owner,
+        }
+    found: list[list[tuple[Any, ...]]] = [[] for _ in written]
+    # The statements sent as one run in one (implicit) transaction, which the settings last for;
+    # inside a caller's transaction, a savepoint keeps them to it as before.
+    with savepoint_if_in_transaction(), connection.cursor() as cursor:
+        cursor.execute(";".join(statements), params)
+        for positions in scopes.values():
+            cursor.nextset()
+            for i, *row in cursor.fetchall():
+                found[positions[i - 1]].append(tuple(row))
+    return found
 
 
 def write_hints(memories: Sequence[Memory]) -> dict[UUID, WriteHints]:
@@ -103,29 +139,9 @@ def write_hints(memories: Sequence[Memory]) -> dict[UUID, WriteHints]:
         if memory.embedding is not None:
             by_organization.setdefault(memory.organization_id, []).append(memory)
     floor = min(settings.CONSOLIDATION_RELATED, settings.CONSOLIDATION_CONFLICT)
-    # Two statements sent as one run in one (implicit) transaction, which the settings last for;
-    # inside a caller's transaction, a savepoint keeps them to it as before.
     for organization_id, written in by_organization.items():
-        with savepoint_if_in_transaction(), connection.cursor() as cursor:
-            cursor.execute(
-                _NEIGHBOURS_SQL,
-                {
-                    "ids": [memory.pk for memory in written],
-                    "vectors": [vector_text(list(memory.embedding)) for memory in written],
-                    "scope_types": [memory.scope_type for memory in written],
-                    "repositories": [memory.repository_id for memory in written],
-                    "owners": [memory.owner_id for memory in written],
-                    "organization": organization_id,
-                    "limit": NEIGHBOURS,
-                },
-            )
-            cursor.nextset()
-            rows: dict[int, list[tuple[Any, ...]]] = {}
-            for position, *row in cursor.fetchall():
-                if row[5] >= floor:
-                    rows.setdefault(position, []).append(tuple(row))
-        for position, memory in enumerate(written, start=1):
-            hints[memory.pk] = _classified(memory, rows.get(position, []))
+        for memory, rows in zip(written, _neighbours(organization_id, written), strict=True):
+            hints[memory.pk] = _classified(memory, [row for row in rows if row[5] >= floor])
     return hints
 
 

@@ -41,14 +41,22 @@ def memories_personal_to_others(user: Any) -> QuerySet[Memory]:
     return Memory.objects.filter(personal_to_others_q(user))
 
 
-def memory_visibility_q(principal: Principal) -> Q:
-    in_org = Q(organization=principal.organization)
-    visible = Q(scope_type=ScopeType.SYSTEM) | (
-        in_org & Q(scope_type__in=[ScopeType.ORGANIZATION, ScopeType.REPOSITORY])
-    )
+def memory_visibility_arms(principal: Principal) -> tuple[Q, Q]:
+    """What the principal may read, in two parts that never overlap: its organization's memories
+    (every scope but other people's personal ones) and the system-wide memories of the other
+    organizations. Apart, each is planned with the indexes that serve it (the first with the
+    organization's own search indexes, memories.search.tenant_indexes, and an estimate of its size
+    the planner can trust)."""
+    scopes = Q(scope_type__in=[ScopeType.SYSTEM, ScopeType.ORGANIZATION, ScopeType.REPOSITORY])
     if principal.user is not None:
-        visible |= in_org & Q(scope_type=ScopeType.USER, owner=principal.user)
-    return visible
+        scopes |= Q(scope_type=ScopeType.USER, owner=principal.user)
+    own = Q(organization=principal.organization) & scopes
+    return own, Q(scope_type=ScopeType.SYSTEM) & ~Q(organization=principal.organization)
+
+
+def memory_visibility_q(principal: Principal) -> Q:
+    own, shared = memory_visibility_arms(principal)
+    return own | shared
 
 
 def memory_visible_queryset(principal: Principal, *, include_deleted: bool = False) -> QuerySet[Memory]:
@@ -56,6 +64,15 @@ def memory_visible_queryset(principal: Principal, *, include_deleted: bool = Fal
     if not include_deleted:
         queryset = queryset.filter(deleted_at__isnull=True)
     return queryset
+
+
+def memory_visible_arms(
+    principal: Principal, *, include_deleted: bool = False
+) -> tuple[QuerySet[Memory], QuerySet[Memory]]:
+    """memory_visible_queryset in its two parts (memory_visibility_arms)."""
+    alive = Q() if include_deleted else Q(deleted_at__isnull=True)
+    own, shared = memory_visibility_arms(principal)
+    return Memory.objects.filter(own & alive), Memory.objects.filter(shared & alive)
 
 
 def memory_get(

@@ -17,7 +17,7 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 
 from memories.access import flush_access
-from memories.models import Memory, ScopeType
+from memories.models import Memory
 from memories.search.words import forget_words
 
 
@@ -45,7 +45,7 @@ class ScopeSizes:
 
     def is_small(self, organization_id: int | None, scope: QuerySet[Memory] | ScopeSQL, limit: int) -> bool:
         """Whether the scope holds at most ``limit`` memories with an embedding."""
-        scope = ScopeSQL.of(scope, organization_id)
+        scope = ScopeSQL.of(scope)
         if organization_id is None:
             return self._count(scope, limit) <= limit
         key = (organization_id, limit, scope.sql, tuple(str(p) for p in scope.params))
@@ -124,27 +124,19 @@ class ScopeSQL:
     arms: tuple[tuple[str, tuple[Any, ...]], ...] = ()
 
     @classmethod
-    def of(cls, scope: QuerySet[Memory] | ScopeSQL, organization_id: int | None = None) -> ScopeSQL:
-        """The scope's SQL; with ``organization_id`` (the searching organization: the scope holds
-        nothing else but shared, system-wide memories), as two arms, that organization's rows and
-        the shared rows of the others, so that the first can be read through the organization's own
-        indexes (memories.search.tenant_indexes: a partial index serves a query only when the
-        query's conditions imply its own, and "this organization's or anyone's shared memory"
-        implies nothing)."""
+    def of(cls, scope: QuerySet[Memory] | ScopeSQL) -> ScopeSQL:
         if isinstance(scope, ScopeSQL):
             return scope
-        if organization_id is None:
-            sql, params = scope_as_sql(scope, *SCOPE_COLUMNS)
-            return cls(sql, tuple(params), ((sql, tuple(params)),))
-        shared = scope.filter(scope_type=ScopeType.SYSTEM).exclude(organization_id=organization_id)
-        arms = tuple(
-            (sql, tuple(params))
-            for sql, params in (
-                scope_as_sql(scope.filter(organization_id=organization_id), *SCOPE_COLUMNS),
-                scope_as_sql(shared, *SCOPE_COLUMNS),
-            )
+        return cls.union(scope)
+
+    @classmethod
+    def union(cls, *arms: QuerySet[Memory]) -> ScopeSQL:
+        """The scope that is the union of ``arms``, which must not overlap (a search's: its
+        organization's memories and others' system-wide ones, memories.selectors.memory_visible_arms)."""
+        compiled = tuple((sql, tuple(params)) for sql, params in (scope_as_sql(arm, *SCOPE_COLUMNS) for arm in arms))
+        return cls(
+            " UNION ALL ".join(sql for sql, _ in compiled), tuple(p for _, params in compiled for p in params), compiled
         )
-        return cls(" UNION ALL ".join(sql for sql, _ in arms), tuple(p for _, params in arms for p in params), arms)
 
 
 def created_micros(row: str) -> str:
@@ -299,11 +291,11 @@ class CompiledScopes:
         self._lock = threading.Lock()
         self._compiled: dict[Hashable, ScopeSQL] = {}
 
-    def get(self, key: Hashable, compile_: Callable[[], QuerySet[Memory]], organization_id: int) -> ScopeSQL:
-        """The scope of a search of ``organization_id`` (ScopeSQL.of), compiled once."""
+    def get(self, key: Hashable, compile_: Callable[[], tuple[QuerySet[Memory], ...]]) -> ScopeSQL:
+        """The scope whose arms ``compile_`` gives (ScopeSQL.union), compiled once."""
         compiled = self._compiled.get(key)
         if compiled is None:
-            compiled = ScopeSQL.of(compile_(), organization_id)
+            compiled = ScopeSQL.union(*compile_())
             with self._lock:
                 if len(self._compiled) >= self.max_entries:
                     self._compiled.pop(next(iter(self._compiled)), None)

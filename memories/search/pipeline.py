@@ -48,7 +48,14 @@ from memories.search.questions import QueryTraits, query_traits
 from memories.search.ranking import Retrieved, rank
 from memories.search.vector import vector_candidates
 from memories.search.words import expanded, searched_words, words_digest
-from memories.selectors import check_filters, memory_filter, memory_page, memory_visible_queryset
+from memories.selectors import (
+    MemoryFilters,
+    check_filters,
+    memory_filter,
+    memory_page,
+    memory_visible_arms,
+    memory_visible_queryset,
+)
 from memory_platform.exceptions import SearchUnavailable
 from memory_platform.metrics import SEARCH_STAGE_SECONDS, timed
 from organizations.principal import Principal
@@ -127,7 +134,7 @@ class _Scope:
         return cls(
             params=params,
             principal=principal,
-            sql=compiled_scopes.get(key, lambda: _scope_queryset(principal, params), principal.organization.pk),
+            sql=compiled_scopes.get(key, lambda: scope_arms(principal, params.filters)),
             organization_id=principal.organization.pk,
             fingerprint=fingerprint,
             position=search_position(params.cursor, fingerprint, digest) if params.cursor else None,
@@ -164,6 +171,13 @@ class _Scope:
 def _scope_queryset(principal: Principal, params: SearchParams) -> QuerySet[Memory]:
     visible = memory_visible_queryset(principal, include_deleted=params.filters.include_deleted)
     return memory_filter(visible, params.filters)
+
+
+def scope_arms(principal: Principal, filters: MemoryFilters) -> tuple[QuerySet[Memory], QuerySet[Memory]]:
+    """What a search of ``principal`` with ``filters`` runs over, as the two parts its queries are
+    planned in (memories.selectors.memory_visible_arms): the same memories as _scope_queryset."""
+    own, shared = memory_visible_arms(principal, include_deleted=filters.include_deleted)
+    return memory_filter(own, filters), memory_filter(shared, filters)
 
 
 def pool_size(limit: int | None, seen: int = 0) -> int:

@@ -30,14 +30,14 @@ def vector_candidates(
 ) -> list[Candidate]:
     """The ``k`` memories of the scope nearest to ``vector`` (or to its text, memories.fields.vector_text,
     when the caller needs that text again)."""
-    scope = ScopeSQL.of(scope, organization_id)
+    scope = ScopeSQL.of(scope)
     small = scope_sizes.is_small(organization_id, scope, settings.SEARCH_EXACT_SCAN_LIMIT)
     # An exact scan of a small scope is fast and always right; "+ 0" keeps the planner from walking
     # an HNSW graph for a handful of rows. Otherwise the organization's own graph, where it has one
     # (memories.search.tenant_indexes), is scanned until enough rows pass the filters; without one,
     # PostgreSQL sorts the organization's rows, which is exact.
     ordering = "(s.embedding <=> %s::vector) + 0" if small else "s.embedding <=> %s::vector"
-    # Each arm of the scope (the organization's rows, others' shared ones: ScopeSQL.of) ordered and
+    # Each arm of the scope (a search's: the organization's rows, others' shared ones) ordered and
     # limited on its own, so that PostgreSQL walks the organization's own HNSW graph for the first.
     parts, params = [], []
     text = vector if isinstance(vector, str) else vector_text(vector)

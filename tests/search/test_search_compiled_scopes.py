@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from memories import selectors
 from memories.models import Memory
 from memories.search import pipeline
 from organizations.principal import Principal
@@ -19,13 +18,13 @@ from tests.search.conftest import hit_ids, search
 def compilations(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The filters of every scope the search compiled."""
     seen: list[Any] = []
-    real = selectors.memory_filter
+    real = pipeline.scope_arms
 
-    def counting(queryset: Any, filters: Any) -> Any:
+    def counting(principal: Principal, filters: Any) -> Any:
         seen.append(filters)
-        return real(queryset, filters)
+        return real(principal, filters)
 
-    monkeypatch.setattr(pipeline, "memory_filter", counting)
+    monkeypatch.setattr(pipeline, "scope_arms", counting)
     return seen
 
 
