@@ -220,11 +220,18 @@ class TermStatistics:
     searches a corpus of one and scores below the relevance floor for minutes."""
 
     ttl_seconds = 300.0
+    # In a larger organization, the words at least this share of its memories hold are counted all
+    # at once (ts_stat over its rows, kept ttl_seconds): counting a common word one query at a time
+    # reads every memory that holds it, 8.8 ms a search at 30k memories, where the one pass takes
+    # 124 ms every five minutes. Rarer words are counted when asked for, through the organization's
+    # own full-text index, and cost little.
+    common_share = 0.005
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._corpus: dict[int, tuple[float, int, float]] = {}
         self._df: dict[tuple[int, str], tuple[float, int]] = {}
+        self._common: dict[int, tuple[float, dict[str, int]]] = {}
 
     def corpus(self, organization_id: int) -> tuple[int, float]:
         now = time.monotonic()
@@ -260,6 +267,10 @@ class TermStatistics:
                     result[lexeme] = cached[1]
                 else:
                     missing.append(lexeme)
+        if missing and not scan:
+            common = self._common_words(organization_id, corpus_size, now)
+            result.update((lexeme, common[lexeme]) for lexeme in missing if lexeme in common)
+            missing = [lexeme for lexeme in missing if lexeme not in common]
         if missing:
             rows = documents_holding("memories_memory", organization_id, missing, where="deleted_at IS NULL", scan=scan)
             with self._lock:
@@ -270,8 +281,27 @@ class TermStatistics:
                     self._df.clear()
         return result
 
+    def _common_words(self, organization_id: int, corpus_size: int, now: float) -> dict[str, int]:
+        """How many of the organization's memories hold each word that common_share of them hold."""
+        with self._lock:
+            cached = self._common.get(organization_id)
+        if cached and now - cached[0] < self.ttl_seconds:
+            return cached[1]
+        floor = max(int(corpus_size * self.common_share), 1)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT word, ndoc FROM ts_stat(format('SELECT search_vector FROM memories_memory "
+                "WHERE organization_id = %%s AND deleted_at IS NULL', %s::bigint)) WHERE ndoc >= %s",
+                [organization_id, floor],
+            )
+            common = {word: int(count) for word, count in cursor.fetchall()}
+        with self._lock:
+            self._common[organization_id] = (now, common)
+        return common
+
     def clear(self) -> None:
         with self._lock:
+            self._common.clear()
             self._corpus.clear()
             self._df.clear()
 

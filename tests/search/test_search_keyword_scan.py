@@ -54,3 +54,19 @@ def test_scanning_finds_what_the_index_finds(acme: Tenant, settings: Any, query:
     assert holding and retrieving
     assert all("coalesce(search_vector, ''::tsvector) @@" in sql for sql in holding)
     assert all("coalesce(s.search_vector, ''::tsvector) @@" in sql for sql in retrieving)
+
+
+def test_a_larger_organizations_common_words_are_counted_in_one_pass(acme: Tenant, settings: Any) -> None:
+    memory_batch_create(
+        principal=acme.agent,
+        entries=[{"scope_type": "organization", "memory_type": "fact", "current_content": t} for t in TEXTS],
+    )
+    settings.SEARCH_KEYWORD_SCAN_LIMIT = 0  # acme counts as large: its statistics are kept
+    frequencies, _found, statements = _keyword(acme, "canary deploys for the zeppelin")
+
+    # Every word of the query held by any memory is counted in the one pass (ts_stat); the one no
+    # memory holds is counted on its own, and holds in none.
+    assert frequencies == {"canari": 2, "deploy": 3, "zeppelin": 0}
+    assert sum("ts_stat(" in sql for sql in statements) == 1
+    [counted] = [sql for sql in statements if "count(*)" in sql and "to_tsquery" in sql]
+    assert "zeppelin" in counted and "canari" not in counted
