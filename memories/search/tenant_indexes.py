@@ -40,6 +40,14 @@ HNSW_EF_CONSTRUCTION = 64
 # spills (a 100k-row tenant needs about 200 MB); the setting lasts for the build's session only.
 BUILD_MAINTENANCE_WORK_MEM = "512MB"
 
+# At most this many organizations get their own indexes (the largest first). Every query on the
+# memories table is planned against each of its indexes: a primary-key lookup took 4 us to plan with
+# none, 103 us with 200 partial indexes, 257 us with 500, and 4.3 ms with 1,000 (bench/tenant_layout.py).
+# A million memories over a thousand organizations have 59 past 2,000 memories. Past this many large
+# organizations, the next step is a table per organization (declarative partitioning, or Citus),
+# see docs/explanation/performance.md.
+MAX_ORGANIZATIONS = 200
+
 # pg_try_advisory_lock keys: one sweep at a time, one build per organization at a time.
 _SWEEP_LOCK = 7_291_001
 _BUILD_LOCK = 7_291_002
@@ -169,10 +177,21 @@ def sweep(threshold: int | None = None) -> dict[int, list[str]]:
             return {}
     try:
         done: dict[int, list[str]] = {}
-        for organization_id, _memories in organizations_due(threshold):
+        indexed = {index.organization_id for index in existing()}
+        for organization_id, memories in organizations_due(threshold):
+            if organization_id not in indexed and len(indexed) >= MAX_ORGANIZATIONS:
+                logger.warning(
+                    "organization %s (%d memories) gets no search indexes of its own: %d organizations have "
+                    "them, the most this layout serves well (memories.search.tenant_indexes.MAX_ORGANIZATIONS)",
+                    organization_id,
+                    memories,
+                    len(indexed),
+                )
+                continue
             built = build(organization_id)
             if built:
                 done[organization_id] = built
+                indexed.add(organization_id)
         _drop_orphans()
         return done
     finally:
