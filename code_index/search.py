@@ -17,8 +17,8 @@ from code_index.chunking import ChunkType
 from code_index.languages import LANGUAGES
 from code_index.models import CodeChunk, CodeIndex
 from code_index.ranking import rank_hybrid, rank_keyword, rank_vector
-from code_index.retrievers import CodeTerms, keyword_candidates, vector_candidates
-from memories.embeddings import EmbeddingError, get_provider, query_vector
+from code_index.retrievers import CodeTerms, keyword_candidates, statistics, vector_candidates
+from memories.embeddings import EmbeddingError, get_provider, query_vector_soon
 from memories.fields import vector_text
 from memories.search.params import BelowFloor, Candidate, SearchMode, min_score_value
 from memory_platform import pagination
@@ -179,14 +179,20 @@ class Retrieved:
 
 
 def retrieve(principal: Principal, params: CodeSearchParams) -> Retrieved:
-    """Both retrievers' candidates (or the one ``mode`` asks for)."""
+    """Both retrievers' candidates (or the one ``mode`` asks for). The query is embedded in a worker
+    thread while the keyword retriever runs."""
     scope = _scope(principal, params)
     organization_id = principal.organization.pk
     pool = max(settings.SEARCH_CANDIDATES, 5 * params.limit)
     found = Retrieved([], [], None, None, None, None)
-    if params.mode in (SearchMode.HYBRID, SearchMode.VECTOR):
+    embedding = query_vector_soon(params.query) if params.mode != SearchMode.KEYWORD else None
+    corpus = statistics.corpus(organization_id)
+    if params.mode != SearchMode.VECTOR:
+        found.terms = CodeTerms.of(organization_id, params.query, corpus)
+        found.keyword_hits, found.keyword_floor = keyword_candidates(scope, found.terms, pool)
+    if embedding is not None:
         try:
-            found.vector = query_vector(params.query)
+            found.vector = embedding.result()
         except EmbeddingError as error:
             if params.mode == SearchMode.VECTOR:
                 raise SearchUnavailable(
@@ -194,10 +200,10 @@ def retrieve(principal: Principal, params: CodeSearchParams) -> Retrieved:
                 ) from error
             found.degraded = f"embedding provider unavailable, keyword results only: {error}"
         else:
-            found.vector_hits = vector_candidates(scope, organization_id, found.vector, pool)
-    if params.mode != SearchMode.VECTOR:
-        found.terms = CodeTerms.of(organization_id, params.query)
-        found.keyword_hits, found.keyword_floor = keyword_candidates(scope, found.terms, pool)
+            narrowed = any((params.repository, params.language, params.path, params.chunk_type))
+            found.vector_hits = vector_candidates(
+                scope, organization_id, found.vector, pool, narrowed=narrowed, chunks=corpus.chunks
+            )
     return found
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 import threading
 from array import array
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.conf import settings
 
 from memories.embeddings.base import EmbeddingError, EmbeddingProvider, ModelState
 
-__all__ = ["EmbeddingError", "EmbeddingProvider", "ModelState", "get_provider", "query_vector", "reset_provider"]
+__all__ = ["EmbeddingError", "EmbeddingProvider", "ModelState", "get_provider", "query_vector", "query_vector_soon",
+           "reset_provider"]  # fmt: skip
 
 _provider: EmbeddingProvider | None = None
 _lock = threading.Lock()
@@ -86,3 +88,14 @@ def query_vector(text: str, wait_seconds: float | None = None) -> list[float]:
             while len(_queries) > size:
                 _queries.popitem(last=False)
     return vector
+
+
+_query_embedder = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embedding")
+
+
+def query_vector_soon(text: str) -> Future[list[float]]:
+    """``query_vector`` in a worker thread, waiting at most EMBEDDING_QUERY_WAIT_SECONDS: a search
+    embeds its query (the model runs outside the GIL) while its keyword retriever waits on the
+    database, then runs its vector retriever on its own connection. A second connection per search
+    would let busy requests hold every pooled connection while their own retrievers wait for one."""
+    return _query_embedder.submit(query_vector, text, settings.EMBEDDING_QUERY_WAIT_SECONDS)

@@ -15,7 +15,7 @@ applies.
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -24,7 +24,7 @@ from django.conf import settings
 from django.db.models import Q, QuerySet
 
 from memories.access import record_access
-from memories.embeddings import EmbeddingError, query_vector
+from memories.embeddings import EmbeddingError, query_vector_soon
 from memories.fields import vector_text
 from memories.models import Memory
 from memories.search.caches import ScopeSQL, compiled_scopes
@@ -215,22 +215,10 @@ class _Found:
         )
 
 
-_query_embedder = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embedding")
-
-
-def _embed(query: str) -> list[float]:
-    """The query's vector (run in a worker thread)."""
-    return query_vector(query, settings.EMBEDDING_QUERY_WAIT_SECONDS)
-
-
 def _start_embedding(scope: _Scope, text: str) -> Future[list[float]] | None:
-    # The query is embedded in a worker thread (the model runs outside the GIL) while the keyword
-    # retriever waits on the database. The vector retriever then runs here, on this request's
-    # connection: a second connection per search would let busy requests hold every pooled
-    # connection while their own retrievers wait for one, until the pool's timeout failed them all.
     if scope.params.mode not in (SearchMode.HYBRID, SearchMode.VECTOR):
         return None
-    return _query_embedder.submit(_embed, text)
+    return query_vector_soon(text)
 
 
 def _keyword_hits(scope: _Scope, terms: QueryTerms, *, fused: bool) -> tuple[list[Candidate], float | None]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+import memories.embeddings
 from memories.search import SearchParams, memory_search, pipeline
 from tests.conftest import MemoryFactory, Tenant
 
@@ -37,7 +38,7 @@ def test_both_retrievers_run_on_the_requests_thread_and_the_query_is_embedded_be
     vector_candidates, keyword_candidates, embed = (
         pipeline.vector_candidates,
         pipeline.keyword_candidates,
-        pipeline._embed,
+        memories.embeddings.query_vector,
     )
 
     def spy(calls: list[str], original: Any) -> Any:
@@ -49,7 +50,7 @@ def test_both_retrievers_run_on_the_requests_thread_and_the_query_is_embedded_be
 
     monkeypatch.setattr(pipeline, "vector_candidates", spy(retrievers, vector_candidates))
     monkeypatch.setattr(pipeline, "keyword_candidates", spy(retrievers, keyword_candidates))
-    monkeypatch.setattr(pipeline, "_embed", spy(embedders, embed))
+    monkeypatch.setattr(memories.embeddings, "query_vector", spy(embedders, embed))
 
     page = memory_search(acme.agent, SearchParams.build(query="how do we ship code to production", limit=4))
 
