@@ -10,6 +10,7 @@ from django.db import connection, transaction
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
+from memory_platform.db.prepared import bound_cursor, prepared_cursor
 from organizations.tokens import principal_for_token
 from tests.conftest import MemoryFactory, Tenant
 from tests.search.conftest import hit_ids, search
@@ -102,3 +103,14 @@ def test_the_retrievers_bind_their_values_apart_and_answer_as_when_bound_in_pyth
     monkeypatch.setattr(vector, "bound_cursor", connection.cursor)
     in_python = both()
     assert [len(ids) for ids in bound] == [2, 2] and bound == in_python
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("cursor", [prepared_cursor, bound_cursor])
+def test_ints_are_bound_as_integer_as_a_partial_index_writes_them(cursor: Any) -> None:
+    # An organization's own indexes say WHERE organization_id = 7: the planner drops a query's
+    # organization clause as met only when it is an integer too (a smallint made it read the
+    # organization's whole btree index beside the partial one).
+    with cursor() as c:
+        c.execute("SELECT pg_typeof(%s)::text, pg_typeof(%s)::text, pg_typeof(%s)::text", [7, 70_000, 2**40])
+        assert c.fetchone() == ("integer", "integer", "bigint")
