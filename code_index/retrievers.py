@@ -21,7 +21,7 @@ from code_index.keywords import keyword_text
 from code_index.models import CodeChunk, CodeIndex
 from memories.embeddings import get_provider
 from memories.fields import vector_text
-from memories.search.caches import documents_holding, quote_lexeme
+from memories.search.caches import documents_holding, quote_lexeme, words_held_by_many
 from memories.search.keyword import query_lexemes, selecting_lexemes
 from memories.search.params import Candidate
 
@@ -101,13 +101,7 @@ class _Statistics:
             cached = self._common.get(organization_id)
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT word, ndoc FROM ts_stat(format('SELECT search_vector FROM code_index_codechunk "
-                "WHERE organization_id = %%s', %s::bigint)) WHERE ndoc >= %s",
-                [organization_id, max(int(chunks * self.common_share), 1)],
-            )
-            common = {word: int(count) for word, count in cursor.fetchall()}
+        common = words_held_by_many("code_index_codechunk", organization_id, max(int(chunks * self.common_share), 1))
         with self._lock:
             self._common[organization_id] = (stamp, common)
         return common

@@ -211,6 +211,19 @@ def documents_holding(
         return [(lexeme, int(count)) for lexeme, count in cursor.fetchall()]
 
 
+def words_held_by_many(table: str, organization_id: int, at_least: int, where: str = "") -> dict[str, int]:
+    """How many of an organization's rows of ``table`` (``where`` narrows them) hold each word that
+    ``at_least`` of them hold: one ts_stat pass over the rows, instead of a count per word."""
+    condition = f" AND {where}" if where else ""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT word, ndoc FROM ts_stat(format('SELECT search_vector FROM {table} "  # noqa: S608 - names, not input
+            f"WHERE organization_id = %%s{condition}', %s::bigint)) WHERE ndoc >= %s",
+            [organization_id, at_least],
+        )
+        return {word: int(count) for word, count in cursor.fetchall()}
+
+
 class TermStatistics:
     """Per-organization document counts for BM25's IDF, cached briefly where they drift slowly.
 
@@ -288,13 +301,7 @@ class TermStatistics:
         if cached and now - cached[0] < self.ttl_seconds:
             return cached[1]
         floor = max(int(corpus_size * self.common_share), 1)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT word, ndoc FROM ts_stat(format('SELECT search_vector FROM memories_memory "
-                "WHERE organization_id = %%s AND deleted_at IS NULL', %s::bigint)) WHERE ndoc >= %s",
-                [organization_id, floor],
-            )
-            common = {word: int(count) for word, count in cursor.fetchall()}
+        common = words_held_by_many("memories_memory", organization_id, floor, where="deleted_at IS NULL")
         with self._lock:
             self._common[organization_id] = (now, common)
         return common

@@ -78,7 +78,7 @@ def bound_cursor() -> CursorWrapper:
     return _wrapped(_BoundCursor)
 
 
-class _Int4Dumper(IntDumper):
+class _NoSmallint(IntDumper):
     """Python ints sent as ``integer`` where they fit, never ``smallint``.
 
     psycopg types a bound int by its size: an organization's id 7 went as ``'7'::smallint``. Its own
@@ -92,10 +92,8 @@ class _Int4Dumper(IntDumper):
         return self._int4_dumper if dumper is self._int2_dumper else dumper
 
 
-class _Int4BinaryDumper(IntBinaryDumper):
-    def upgrade(self, obj: int, format: PyFormat) -> Dumper:
-        dumper = super().upgrade(obj, format)
-        return self._int4_dumper if dumper is self._int2_dumper else dumper
+class _NoSmallintBinary(IntBinaryDumper, _NoSmallint):
+    """The same in the binary format."""
 
 
 def _wrapped(cursor_class: type[ServerBindingCursor]) -> CursorWrapper:
@@ -106,6 +104,6 @@ def _wrapped(cursor_class: type[ServerBindingCursor]) -> CursorWrapper:
         raw.prepare_threshold = _NEVER_BY_COUNT
     connection.validate_thread_sharing()
     cursor = cursor_class(raw)
-    cursor.adapters.register_dumper(int, _Int4Dumper)
-    cursor.adapters.register_dumper(int, _Int4BinaryDumper)
+    cursor.adapters.register_dumper(int, _NoSmallint)
+    cursor.adapters.register_dumper(int, _NoSmallintBinary)
     return _LoggedCursor(cursor, connection) if connection.queries_logged else connection.make_cursor(cursor)
