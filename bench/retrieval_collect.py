@@ -43,6 +43,9 @@ class Asked:
     sim_y: np.ndarray = field(default_factory=lambda: np.zeros(0))
     kn: np.ndarray = field(default_factory=lambda: np.zeros(0))  # keyword retriever alone
     kn_y: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # The share of the names the query mentions that each candidate mentions (knowledge.mentions:
+    # the memory-entity graph one step from the query); empty in candidates collected before it.
+    names_shared: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def own(self) -> bool:
@@ -111,7 +114,22 @@ def ask(question: Question, principal: Any, label: Any) -> Asked:
         sim_y=np.array([label(c.pk) for c in retrieved.vector_hits], dtype=float),
         kn=np.array([(c.keyword or 0.0) / mass for c in retrieved.keyword_hits]),
         kn_y=np.array([label(c.pk) for c in retrieved.keyword_hits], dtype=float),
+        names_shared=_names_shared(principal, question.query, [c.pk for c in candidates]),
     )
+
+
+def _names_shared(principal: Any, query: str, pks: list[Any]) -> np.ndarray:
+    from knowledge.models import Mention
+    from knowledge.names import query_names
+    from knowledge.words import alias_words
+
+    asked = query_names(query, alias_words.keys(principal.organization.pk))
+    if not asked:
+        return np.zeros(len(pks))
+    shared: dict[Any, int] = {}
+    for pk in Mention.objects.filter(memory_id__in=pks, key__in=asked).values_list("memory_id", flat=True):
+        shared[pk] = shared.get(pk, 0) + 1
+    return np.array([shared.get(pk, 0) / len(asked) for pk in pks], dtype=float)
 
 
 def collect_set(path: Path, first_org: int) -> list[Asked]:
@@ -148,14 +166,16 @@ def collect_set(path: Path, first_org: int) -> list[Asked]:
 
                 asked.append(
                     ask(
-                        name,
-                        first_org + mine,
-                        first_org + searched,
-                        question.get("kind", ""),
-                        question["question"],
+                        Question(
+                            name,
+                            first_org + mine,
+                            first_org + searched,
+                            question.get("kind", ""),
+                            question["question"],
+                            1,
+                        ),
                         principals[org],
                         label,
-                        1,
                     )
                 )
         search_caches.reset()
@@ -194,14 +214,16 @@ def collect_locomo(path: Path, first_org: int) -> list[Asked]:
 
                 asked.append(
                     ask(
-                        "locomo",
-                        first_org + index,
-                        first_org + searched,
-                        locomo.CATEGORIES[qa["category"]],
-                        qa["question"],
+                        Question(
+                            "locomo",
+                            first_org + index,
+                            first_org + searched,
+                            locomo.CATEGORIES[qa["category"]],
+                            qa["question"],
+                            len(evidence),
+                        ),
                         principal,
                         label,
-                        len(evidence),
                     )
                 )
         search_caches.reset()

@@ -56,6 +56,8 @@ def derived(a: Asked, names: Sequence[str]) -> np.ndarray:
             columns.append(np.where(rank > 0, 10.0 / (10 + rank), 0.0))
         elif name == "sim_sq":
             columns.append(sim**2)
+        elif name == "names_shared":  # the memory-entity graph: the query's names the memory mentions
+            columns.append(a.names_shared[keep] if len(a.names_shared) else np.zeros(len(X)))
         else:
             raise KeyError(name)
     return np.stack(columns, 1) if columns else np.zeros((int(keep.sum()), 0))
@@ -264,6 +266,11 @@ METHODS = (
     Method("st-two-l2", features=TWO, documents=True, l2=1e-2),
     Method("st-gaps-listwise", features=GAPS, listwise=True, documents=True),
     Method("st-squares", features=(*TWO, "sim_sq", "sim_x_kw"), documents=True),
+    # The memory-entity graph one step from the query (knowledge.mentions) as a feature.
+    Method("all-gaps-names-listwise", features=(*GAPS, "names_shared"), listwise=True),
+    Method(
+        "st-two-names-listwise-plain", features=(*TWO, "names_shared"), listwise=True, documents=True, calibration=()
+    ),
 )
 CHOSEN = next(m for m in METHODS if m.name == "st-two-listwise-plain")
 

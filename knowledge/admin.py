@@ -8,8 +8,8 @@ from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 
-from knowledge.models import Entity, EntityAlias, MemoryLink, Predicate, Triple
-from knowledge.words import normalized_name
+from knowledge.models import Entity, EntityAlias, MemoryLink, Mention, Predicate, Triple
+from knowledge.words import alias_words, normalized_name
 from memories.admin import MemoryAdmin
 from memories.admin_parts import MemoryPartInline, hidden_from, memory_label
 from memories.selectors import memories_personal_to_others
@@ -244,9 +244,25 @@ class LearnedFactInline(MemoryPartInline):
     verbose_name_plural = "facts learned from this memory"
 
 
-# The memory's page shows its links and facts. They are attached from here because knowledge
-# builds on memories (its models point at Memory): memories/admin.py does not know this app.
-MemoryAdmin.inlines = [*MemoryAdmin.inlines, OutgoingLinkInline, IncomingLinkInline, LearnedFactInline]
+class MentionInline(MemoryPartInline):
+    """The names the memory's text mentions, each with the entity it names (knowledge.mentions)."""
+
+    model = Mention
+    fk_name = "memory"
+    fields = ("written", "kind", "entity")
+    readonly_fields = fields
+    ordering = ["pk"]
+    verbose_name_plural = "names it mentions"
+
+    @admin.display(description="entity")
+    def entity(self, mention: Mention) -> str:
+        return alias_words.keys(mention.organization_id).get(mention.key, "-")
+
+
+# The memory's page shows its links, facts and the names it mentions. They are attached from here
+# because knowledge builds on memories (its models point at Memory): memories/admin.py does not know
+# this app.
+MemoryAdmin.inlines = [*MemoryAdmin.inlines, OutgoingLinkInline, IncomingLinkInline, LearnedFactInline, MentionInline]
 
 
 @audit_target("triple")

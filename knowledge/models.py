@@ -153,3 +153,30 @@ class Triple(models.Model):
 
     def __str__(self) -> str:
         return f"({self.subject_id}, {self.predicate}, {self.object_id})"
+
+
+class MentionKind(models.TextChoices):
+    ALIAS = "alias", "An entity's name or alias"
+    IDENTIFIER = "identifier", "An identifier"
+    NAME = "name", "A name"
+
+
+class Mention(models.Model):
+    """A name a memory's text mentions (knowledge.names), kept by its key: the memory-entity graph.
+
+    A memory mentions an entity when it mentions one of the entity's names or aliases, compared by
+    key, so an alias given later links every memory that already says it. Derived from the text:
+    written with it, in the write's transaction (knowledge.mentions)."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="mentions")
+    key = models.CharField(max_length=200, help_text="The name's words, case folded (memories.search.words.name_key).")
+    written = models.CharField(max_length=200, help_text="The name as the memory first writes it.")
+    kind = models.CharField(max_length=16, choices=MentionKind.choices)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["memory", "key"], name="mention_unique_per_memory")]
+        indexes = [models.Index(fields=["organization", "key"], name="mention_org_key_idx")]
+
+    def __str__(self) -> str:
+        return self.written

@@ -10,6 +10,7 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
+from knowledge.mentions import mentions_of
 from knowledge.models import Entity, EntityAlias, MemoryLink, RelationType, Triple
 from knowledge.words import normalized_name
 from memories import validation
@@ -44,11 +45,12 @@ def links_for_memories(principal: Principal, memory_ids: list[Any]) -> dict[Any,
 
 @dataclass(frozen=True)
 class MemoryDetail:
-    """A memory with its visible links and how many versions it has (memory-get)."""
+    """A memory with its visible links, how many versions it has and the names it mentions (memory-get)."""
 
     memory: Memory
     links: list[dict[str, Any]]
     version_count: int
+    mentions: list[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,11 @@ def _details(principal: Principal, memories: list[Memory]) -> list[MemoryDetail]
     keys = [memory.pk for memory in memories]
     links = links_for_memories(principal, keys)
     versions = memory_version_counts(keys)
-    return [MemoryDetail(m, links=links.get(m.pk, []), version_count=versions.get(m.pk, 0)) for m in memories]
+    mentions = mentions_of(principal.organization.pk, keys) if keys else {}
+    return [
+        MemoryDetail(m, links=links.get(m.pk, []), version_count=versions.get(m.pk, 0), mentions=mentions.get(m.pk, []))
+        for m in memories
+    ]
 
 
 def memory_detail(principal: Principal, memory_id: Any) -> MemoryDetail:

@@ -32,19 +32,28 @@ def normalized_name(name: str) -> str:
 
 
 class AliasWords:
-    """Per organization: each normalized name or alias -> the entity's other names, as written."""
+    """Per organization: each normalized name or alias -> the entity's other names, as written (what
+    search reads), and the set of every name's key (what knowledge.names matches)."""
 
     ttl_seconds = 60.0
     max_organizations = 10_000
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._kept: dict[int, tuple[float, dict[str, tuple[str, ...]]]] = {}
+        self._kept: dict[int, tuple[float, tuple[dict[str, tuple[str, ...]], dict[str, str]]]] = {}
         # Bumped by every forget: words read before a forget are not kept after it (a read that
         # raced a change would otherwise keep the old words for a whole TTL).
         self._generation = 0
 
     def __call__(self, organization_id: int) -> dict[str, tuple[str, ...]]:
+        return self._words(organization_id)[0]
+
+    def keys(self, organization_id: int) -> dict[str, str]:
+        """The key of every name and alias of the organization's entities -> the entity's name
+        (knowledge.names matches them; knowledge.mentions shows which entity a mention is)."""
+        return self._words(organization_id)[1]
+
+    def _words(self, organization_id: int) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
         now = time.monotonic()
         with self._lock:
             kept = self._kept.get(organization_id)
@@ -68,21 +77,23 @@ class AliasWords:
                 self._kept.pop(organization_id, None)
 
     @staticmethod
-    def _read(organization_id: int) -> dict[str, tuple[str, ...]]:
+    def _read(organization_id: int) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
         from knowledge.models import EntityAlias
 
         names: dict[int, list[tuple[str, str]]] = defaultdict(list)
+        entity_names: dict[str, str] = {}
         rows = EntityAlias.objects.filter(organization_id=organization_id).order_by("entity_id", "id")
-        for entity_id, alias in rows.values_list("entity_id", "alias"):
+        for entity_id, alias, entity_name in rows.values_list("entity_id", "alias", "entity__name"):
             if key := name_key(alias):  # split as search splits a query (memories.search.words)
                 names[entity_id].append((key, alias))
+                entity_names[key] = entity_name
         words: dict[str, tuple[str, ...]] = {}
         for known in names.values():
             if len(known) < 2:
                 continue  # an entity known by its name alone has nothing to add
             for key, _ in known:
                 words[key] = tuple(alias for other, alias in known if other != key)[:OTHER_NAMES_MAX]
-        return words
+        return words, entity_names
 
 
 alias_words = AliasWords()

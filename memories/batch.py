@@ -28,6 +28,7 @@ from memories.rules import check_can_write, check_scope, check_status_allowed
 from memories.search import memories_changed
 from memories.services import Vector, memory_create, new_row, screened_new
 from memories.versions import version_row
+from memories.written import text_written
 from memory_platform.bulk import copy_insert
 from memory_platform.exceptions import DomainError, ValidationError
 from organizations.audit import audit_event
@@ -385,4 +386,5 @@ def _bulk_insert(
     if pending:
         transaction.on_commit(lambda: embedding_pipeline.schedule_backfill(pending))
     memories_changed(principal.organization.pk, created_only=True)
+    text_written(principal.organization.pk, list(memories.values()), created=True)
     return memories

@@ -15,6 +15,7 @@ from memories.models import Memory, MemoryVersion
 from memories.public import memory_values
 from memories.search import memories_changed
 from memories.selectors import memory_get
+from memories.written import TEXT_FIELDS, text_written
 from organizations.audit import audit_record
 from organizations.principal import Principal
 from screening import redact_secrets
@@ -51,6 +52,8 @@ def write_version(*, principal: Principal, memory: Memory, change: str, fields: 
         data={"version": memory.version, "fields": fields},
     )
     memories_changed(memory.organization_id, created_only=change == "create")
+    if change == "create" or TEXT_FIELDS.intersection(fields):
+        text_written(memory.organization_id, [memory], created=change == "create")
 
 
 def memory_for_write(

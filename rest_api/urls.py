@@ -16,6 +16,7 @@ urlpatterns = [
     path("memories/<uuid:memory_id>/", memory.MemoryDetailView.as_view(), name="memory-detail"),
     path("memories/<uuid:memory_id>/versions/", memory.MemoryVersionsView.as_view(), name="memory-versions"),
     path("memories/<uuid:memory_id>/links/", memory.MemoryLinksView.as_view(), name="memory-links"),
+    path("memories/<uuid:memory_id>/mentions/", memory.MemoryMentionsView.as_view(), name="memory-mentions"),
     path("memories/<uuid:memory_id>/graph/", memory.MemoryGraphView.as_view(), name="memory-graph"),
     path("memories/<uuid:memory_id>/verify/", memory.MemoryVerifyView.as_view(), name="memory-verify"),
     path("memories/<uuid:memory_id>/lock/", memory.MemoryLockView.as_view(), name="memory-lock"),

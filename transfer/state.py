@@ -24,6 +24,7 @@ from memories import trust
 from memories.embeddings import get_provider
 from memories.models import EMBEDDING_DIMENSIONS, EmbeddingStatus, Memory, MemoryVersion
 from memories.search.caches import memories_changed
+from memories.written import TEXT_ONLY, text_written
 from memory_platform.bulk import copy_insert
 from memory_platform.exceptions import DomainError
 from organizations.audit import audit_record
@@ -369,6 +370,11 @@ class ImportState:
                 for statement in connection.ops.sequence_reset_sql(no_style(), models_with_ids):
                     cursor.execute(statement)
         memories_changed(self.organization.pk, created_only=True)
+        # What the knowledge app derives from a memory's text is made again, never carried.
+        imported = list(self.ids[Memory].values())
+        for start in range(0, len(imported), BATCH):
+            chunk = Memory.objects.filter(pk__in=imported[start : start + BATCH]).only(*TEXT_ONLY)
+            text_written(self.organization.pk, list(chunk), created=True)
 
     def audit(self, *, created: bool, manifest: dict[str, Any], actor: Principal | None) -> None:
         operator = actor or Principal.for_operator(self.organization, "import")

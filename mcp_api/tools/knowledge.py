@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from knowledge import selectors, services
+from knowledge.mentions import entity_mentions
 from knowledge.models import RelationType
 from mcp_api.payloads import memory_index_payload, triple_payload
 from mcp_api.server import tool
@@ -149,7 +150,9 @@ def kg_invalidate(
     title="Related entities",
     description=(
         "Entities connected to one entity through current facts, up to `depth` steps (1-4), with the facts "
-        "between them. Returns {entity, related: [{name, type, hops}], facts, truncated}."
+        "between them, and the memories that mention it by any of its names with the names they mention most "
+        "beside it. Returns {entity, related: [{name, type, hops}], facts, truncated, memories: [{id, title, "
+        "memory_type, status, importance}], memories_total, mentioned_with: [{name, memories}]}."
     ),
     read_only=True,
 )
@@ -165,9 +168,22 @@ def kg_related(
     found, related, facts, truncated = selectors.entity_related(
         principal, name=entity, depth=depth, direction=direction
     )
+    mentioned = entity_mentions(principal, found)
     return {
         "entity": found.name if found else entity,
         "related": [{"name": e.name, "type": e.entity_type or None, "hops": hops} for e, hops in related],
         "facts": [triple_payload(fact) for fact in facts],
         "truncated": truncated,
+        "memories": [
+            {
+                "id": str(m.pk),
+                "title": m.title,
+                "memory_type": m.memory_type,
+                "status": m.status,
+                "importance": m.importance,
+            }
+            for m in mentioned.memories
+        ],
+        "memories_total": mentioned.total,
+        "mentioned_with": [{"name": name, "memories": count} for name, count in mentioned.mentioned_with],
     }

@@ -192,8 +192,9 @@ def memory_vector_search(
     title="Get memories by id",
     description=(
         "Read one memory (`id`) or several (`ids`) in full, with their links, how many versions they have, who "
-        "wrote them (`author`) and how far curators stand behind them (`review`). Unknown or invisible ids are "
-        "reported in `missing`."
+        "wrote them (`author`), how far curators stand behind them (`review`) and the names they mention "
+        "(`mentions`: each name with the entity it names, if any). Unknown or invisible ids are reported in "
+        "`missing`."
     ),
     read_only=True,
 )
@@ -213,7 +214,9 @@ def memory_get(
 
 
 def _detail_payload(detail: knowledge_selectors.MemoryDetail) -> dict[str, Any]:
-    return memory_payload(detail.memory, links=detail.links, version_count=detail.version_count)
+    return memory_payload(
+        detail.memory, links=detail.links, version_count=detail.version_count, mentions=detail.mentions
+    )
 
 
 @tool(

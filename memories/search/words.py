@@ -78,6 +78,11 @@ def name_words(text: str) -> list[str]:
     return [word for word in (raw.strip(_EDGES).casefold() for raw in text.split()) if word]
 
 
+def word_key(word: str) -> str:
+    """The key of one word (no whitespace in it): name_key, quicker."""
+    return word.strip(_EDGES).casefold()
+
+
 def name_key(name: str) -> str:
     """The key a source gives a name under: its words joined by single spaces."""
     return " ".join(name_words(name))

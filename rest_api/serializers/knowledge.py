@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from knowledge.models import RelationType
+from knowledge.models import MentionKind, RelationType
 from memories.models import MemoryType, ScopeType, Status
 from rest_api.serializers.base import StrictSerializer
 
@@ -132,11 +132,33 @@ class RelatedEntitySerializer(serializers.Serializer):
     hops = serializers.IntegerField(min_value=1)
 
 
+class MentioningMemorySerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    memory_type = serializers.ChoiceField(MemoryType.choices)
+    status = serializers.ChoiceField(Status.choices)
+    importance = serializers.IntegerField()
+
+
+class MentionedWithSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    memories = serializers.IntegerField(min_value=1, help_text="How many memories mention both.")
+
+
 class RelatedSerializer(serializers.Serializer):
     entity = serializers.CharField()
     related = RelatedEntitySerializer(many=True)
     facts = TripleSerializer(many=True)
     truncated = serializers.BooleanField()
+    memories = MentioningMemorySerializer(many=True, help_text="Memories that mention it, most important first.")
+    memories_total = serializers.IntegerField(min_value=0)
+    mentioned_with = MentionedWithSerializer(many=True, help_text="Names those memories mention most beside it.")
+
+
+class MentionSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="As the memory first writes it.")
+    kind = serializers.ChoiceField(MentionKind.choices)
+    entity = serializers.CharField(allow_null=True, help_text="The entity it names, if one is known by it.")
 
 
 class GraphQuerySerializer(StrictSerializer):

@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from knowledge import links, selectors, services
+from knowledge.mentions import entity_mentions
 from rest_api import serializers as s
 from rest_api.views.base import ApiView, created_status
 
@@ -202,7 +203,11 @@ class EntityRelatedView(ApiView):
         tags=["entities"],
         operation_id="entities_related",
         summary="Related entities",
-        description="Entities connected through current facts, up to `depth` steps, with the facts between them.",
+        description=(
+            "Entities connected through current facts, up to `depth` steps, with the facts between them; the "
+            "memories that mention the entity by any of its names (the first 20, most important first, and how many "
+            "in all) and the names they mention most beside it."
+        ),
         parameters=[IdParameter, s.RelatedQuerySerializer],
         responses={200: s.RelatedSerializer},
     )
@@ -212,11 +217,15 @@ class EntityRelatedView(ApiView):
         _, related, facts, truncated = selectors.entity_related(
             self.principal, name=entity.name, depth=query["depth"], direction=query["direction"]
         )
+        mentioned = entity_mentions(self.principal, entity)
         return Response(
             {
                 "entity": entity.name,
                 "related": [{"name": e.name, "entity_type": e.entity_type, "hops": hops} for e, hops in related],
                 "facts": s.TripleSerializer(facts, many=True).data,
                 "truncated": truncated,
+                "memories": s.MentioningMemorySerializer(mentioned.memories, many=True).data,
+                "memories_total": mentioned.total,
+                "mentioned_with": [{"name": name, "memories": count} for name, count in mentioned.mentioned_with],
             }
         )

@@ -10,6 +10,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from knowledge.mentions import memory_mentions
 from knowledge.selectors import memory_graph, memory_links
 from memories import decisions, selectors, services
 from memories.models import Memory
@@ -183,6 +184,22 @@ class MemoryLinksView(ApiView):
     )
     def get(self, request: Request, memory_id: str) -> Response:
         return Response(s.LinkSerializer(memory_links(self.principal, memory_id), many=True).data)
+
+
+class MemoryMentionsView(ApiView):
+    @extend_schema(
+        tags=TAG,
+        operation_id="memories_mentions",
+        summary="Names a memory mentions",
+        description=(
+            "The names the memory's text mentions (entities' names and aliases, names, identifiers), in the order "
+            "it first mentions them, each with the entity it names when one is known by it."
+        ),
+        parameters=[MemoryIdParameter],
+        responses={200: s.MentionSerializer(many=True)},
+    )
+    def get(self, request: Request, memory_id: str) -> Response:
+        return Response(s.MentionSerializer(memory_mentions(self.principal, memory_id), many=True).data)
 
 
 class MemoryGraphView(ApiView):

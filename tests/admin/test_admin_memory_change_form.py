@@ -251,6 +251,28 @@ def test_the_change_page_shows_facts_learned_from_the_memory(
     assert shown == [("Alice", "works_on", "Search")]
 
 
+def test_the_change_page_shows_the_names_the_memory_mentions(
+    acme: Tenant, make_memory: MemoryFactory, curator_client: Client
+) -> None:
+    from knowledge.models import Mention
+    from knowledge.services import entity_add_alias, entity_resolve
+
+    entity_resolve(principal=acme.agent, name="Kubernetes")
+    entity_add_alias(principal=acme.agent, entity_name="Kubernetes", alias="k8s")
+    memory = make_memory(current_content="Alice runs the k8s upgrade with the Platform Team.")
+
+    response = curator_client.get(_change_url(memory))
+
+    [mentions] = [i for i in response.context["inline_admin_formsets"] if i.formset.model is Mention]
+    assert [(form.original.written, form.original.kind) for form in mentions] == [
+        ("Alice", "name"),
+        ("k8s", "alias"),
+        ("Platform Team", "name"),
+    ]
+    page = response.content.decode()
+    assert "Names it mentions" in page and "Kubernetes" in page
+
+
 def test_a_change_without_a_reason_is_refused_and_saves_nothing(
     acme: Tenant, make_memory: MemoryFactory, curator_client: Client
 ) -> None:

@@ -187,3 +187,26 @@ def test_kg_assert_says_which_facts_it_ended(agent: McpClient) -> None:
     )  # fmt: skip
     assert ended["id"] != first["id"]  # the record of the period it held; the open one expired
     assert again["ended"] == [] and again["id"] == moved["id"]  # already believed: nothing ended
+
+
+def test_kg_related_and_memory_get_show_what_memories_mention(
+    agent: McpClient, reader: McpClient, write_memory: WriteMemory
+) -> None:
+    _assert(agent, "Payments", "owned_by", "Finance")
+    agent.ok("memory-write", {"organization": "acme", "scope_type": "organization", "memory_type": "fact",
+                              "current_content": "Alice reviews every change to Payments."})  # fmt: skip
+    said = write_memory(current_content="Payments settles in integer cents; ask Finance before changing it.")
+
+    related = reader.ok("kg-related", {"entity": "payments"})
+    got = reader.ok("memory-get", {"id": said["id"]})
+
+    assert related["memories_total"] == 2
+    assert {m["id"] for m in related["memories"]} >= {said["id"]}
+    assert set(related["memories"][0]) == {"id", "title", "memory_type", "status", "importance"}
+    assert related["mentioned_with"] == [{"name": "Alice", "memories": 1}, {"name": "Finance", "memories": 1}]
+    assert got["mentions"] == [
+        {"name": "Payments", "kind": "alias", "entity": "Payments"},
+        {"name": "Finance", "kind": "alias", "entity": "Finance"},
+    ]
+    nobody = reader.ok("kg-related", {"entity": "Nobody"})
+    assert (nobody["memories"], nobody["memories_total"], nobody["mentioned_with"]) == ([], 0, [])

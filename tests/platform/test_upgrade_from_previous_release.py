@@ -30,7 +30,7 @@ READ_BACK = """
 import json
 from memories.models import Memory, MemoryVersion
 from memories.search import SearchParams, memory_search
-from knowledge.models import MemoryLink, Triple, EntityAlias
+from knowledge.models import MemoryLink, Mention, Triple, EntityAlias
 from organizations.tokens import principal_for_token
 agent = principal_for_token(TOKEN)
 found = memory_search(agent, SearchParams(query="integer cents", mode="keyword"))
@@ -41,6 +41,7 @@ print(json.dumps({
     "links": MemoryLink.objects.count(),
     "triples": list(Triple.objects.values_list("subject__name", "predicate", "object__name")),
     "aliases": sorted(EntityAlias.objects.values_list("alias", flat=True)),
+    "mentions": sorted(Mention.objects.values_list("written", "kind")),
     "found": [hit.memory.current_content for hit in found.hits],
 }))
 """
@@ -99,4 +100,5 @@ def test_the_previous_release_migrates_and_everything_is_still_there(previous_da
     assert state["versions"] == 4 and state["links"] == 1
     assert state["triples"] == [["payments-api", "owned_by", "Team Atlas"]]
     assert "payments" in state["aliases"]
+    assert ["payments", "alias"] in state["mentions"], "memories written before mentions were kept have them"
     assert state["found"] == ["We store money as integer cents in the payments API."]

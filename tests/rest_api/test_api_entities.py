@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from uuid import UUID
+
 from knowledge.models import Entity
+from tests.conftest import MemoryFactory
 from tests.rest_api.conftest import API, Api, World, error_of
 
 ENTITY_FIELDS = {"id", "name", "entity_type", "description", "aliases", "created_at"}
@@ -85,3 +88,21 @@ def test_related_entities_with_the_facts_between_them(api: Api, world: World) ->
     assert body["truncated"] is False
     incoming = api("reader").get(f"{API}/entities/{world.entity.pk}/related/?direction=incoming").json()
     assert incoming["related"] == []
+
+
+def test_related_lists_the_memories_that_mention_the_entity(api: Api, world: World, make_memory: MemoryFactory) -> None:
+    said = make_memory(current_content="Deploys of payments-api page Team Atlas, never the Growth Team.")
+
+    body = api("reader").get(f"{API}/entities/{world.entity.pk}/related/").json()
+
+    assert said.pk in {UUID(m["id"]) for m in body["memories"]}
+    mentioned = next(m for m in body["memories"] if UUID(m["id"]) == said.pk)
+    assert mentioned == {"id": str(said.pk), "title": said.title, "memory_type": "fact", "status": said.status,
+                         "importance": said.importance}  # fmt: skip
+    assert body["memories_total"] == len(body["memories"])
+    assert {"name": "Growth Team", "memories": 1} in body["mentioned_with"]
+    assert [m["name"] for m in api("reader").get(f"{API}/memories/{said.pk}/mentions/").json()] == [
+        "payments-api",
+        "Team Atlas",
+        "Growth Team",
+    ]

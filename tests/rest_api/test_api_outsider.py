@@ -24,6 +24,7 @@ BY_ID = [
     ("post", "/memories/{memory}/revert/", {"version": 1}),
     ("get", "/memories/{memory}/versions/", None),
     ("get", "/memories/{memory}/links/", None),
+    ("get", "/memories/{memory}/mentions/", None),
     ("get", "/memories/{memory}/graph/", None),
     ("post", "/memories/{memory}/verify/", {}),
     ("post", "/memories/{memory}/lock/", {}),

@@ -27,6 +27,7 @@ ENDPOINTS: dict[str, tuple[str, str, str, Any, int]] = {
     "memories retrieve": ("reader", "get", "/memories/{memory}/", None, 200),
     "memories versions": ("reader", "get", "/memories/{memory}/versions/", None, 200),
     "memories links": ("reader", "get", "/memories/{memory}/links/", None, 200),
+    "memories mentions": ("reader", "get", "/memories/{memory}/mentions/", None, 200),
     "memories graph": ("reader", "get", "/memories/{memory}/graph/", None, 200),
     "memories search": ("reader", "post", "/memories/search/", {"query": "money"}, 200),
     "triples query": ("reader", "get", "/triples/?subject=payments-api", None, 200),

@@ -1,0 +1,167 @@
+"""The memory-entity graph: the names each memory mentions (knowledge.names), kept in step with its
+text, and the reads over it.
+
+Written in the transaction that writes the text (memories.written calls ``text_written``): a new
+memory's names are added, a changed one's replaced. A name is kept by its key, so a memory mentions
+an entity when it mentions any of the entity's names or aliases; an alias given after the memory
+was written is looked for in the organization's memories by the worker (``alias_given``), which is
+what a name the finder could not tell from other words ("the payments service") needs.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.postgres.search import SearchQuery
+from django.db.models import Count, Min
+
+from knowledge.models import Entity, Mention
+from knowledge.names import names_in
+from knowledge.words import alias_words
+from memories.models import Memory
+from memories.search.words import name_key
+from memories.selectors import memory_get, memory_visible_queryset
+from memory_platform.bulk import copy_insert
+from organizations.principal import Principal
+
+# How many memories mentioning an entity a read shows (the most important first).
+MEMORIES_SHOWN = 20
+_CHUNK = 1000
+
+
+def text_of(memory: Memory) -> str:
+    """What a memory says: its title, as a sentence of its own, then its content."""
+    return f"{memory.title}.\n{memory.current_content}"
+
+
+def _rows(organization_id: int, memories: Iterable[Memory], aliases: dict[str, str]) -> list[Mention]:
+    return [
+        Mention(organization_id=organization_id, memory_id=memory.pk, key=m.key, written=m.written, kind=m.kind)
+        for memory in memories
+        for m in names_in(text_of(memory), aliases)
+    ]
+
+
+def text_written(organization_id: int, memories: Sequence[Memory], created: bool) -> None:
+    """memories.written's listener: the names of memories whose text was just written."""
+    rows = _rows(organization_id, memories, alias_words.keys(organization_id))
+    if created:
+        copy_insert(rows)
+        return
+    Mention.objects.filter(memory_id__in=[memory.pk for memory in memories]).delete()
+    Mention.objects.bulk_create(rows, batch_size=_CHUNK)
+
+
+def alias_given(organization_id: int, alias: str) -> int:
+    """Link the organization's memories that say ``alias`` (given after they were written); how many
+    mentions were added. Full text narrows them, the finder decides (as it did at write time)."""
+    key = name_key(alias)
+    if not key:
+        return 0
+    said = Memory.objects.filter(organization_id=organization_id).filter(
+        search_vector=SearchQuery(alias, search_type="phrase", config="english")
+    )
+    known = Mention.objects.filter(organization_id=organization_id, key=key).values("memory_id")
+    candidates = said.exclude(pk__in=known).only("id", "title", "current_content")
+    added = 0
+    batch: list[Memory] = []
+    for memory in candidates.iterator(chunk_size=_CHUNK):
+        batch.append(memory)
+        if len(batch) == _CHUNK:
+            added += _add_alias(organization_id, key, batch)
+            batch = []
+    return added + _add_alias(organization_id, key, batch)
+
+
+def _add_alias(organization_id: int, key: str, memories: list[Memory]) -> int:
+    rows = [row for row in _rows(organization_id, memories, {key: key}) if row.key == key]
+    Mention.objects.bulk_create(rows, ignore_conflicts=True)
+    return len(rows)
+
+
+def rebuild(organization_id: int) -> int:
+    """Every memory's names found again (after an upgrade, or to apply a better finder); how many."""
+    aliases = alias_words.keys(organization_id)
+    Mention.objects.filter(organization_id=organization_id).delete()
+    memories = Memory.objects.filter(organization_id=organization_id).only("id", "title", "current_content")
+    total, batch = 0, []
+    for memory in memories.order_by("pk").iterator(chunk_size=_CHUNK):
+        batch.append(memory)
+        if len(batch) == _CHUNK:
+            total += _copy(organization_id, batch, aliases)
+            batch = []
+    return total + _copy(organization_id, batch, aliases)
+
+
+def _copy(organization_id: int, memories: list[Memory], aliases: dict[str, str]) -> int:
+    rows = _rows(organization_id, memories, aliases)
+    copy_insert(rows)
+    return len(rows)
+
+
+def mentions_of(organization_id: int, memory_ids: Sequence[Any]) -> dict[Any, list[dict[str, Any]]]:
+    """Per memory: the names it mentions, in the order it mentions them, each with the entity it
+    names when one of the organization's entities is known by it."""
+    entities = alias_words.keys(organization_id)
+    found: dict[Any, list[dict[str, Any]]] = defaultdict(list)
+    rows = Mention.objects.filter(memory_id__in=memory_ids).order_by("memory_id", "pk")
+    for memory_id, key, written, kind in rows.values_list("memory_id", "key", "written", "kind"):
+        found[memory_id].append({"name": written, "kind": kind, "entity": entities.get(key)})
+    return found
+
+
+def entity_keys(entity: Entity) -> list[str]:
+    """The keys of every name the entity is known by."""
+    return list(dict.fromkeys(k for k in (name_key(a) for a in entity.aliases.values_list("alias", flat=True)) if k))
+
+
+def memories_mentioning(principal: Principal, entity: Entity, limit: int = MEMORIES_SHOWN) -> tuple[list[Memory], int]:
+    """The memories the principal may see that mention ``entity`` by any of its names, the most
+    important first (at most ``limit``), and how many there are."""
+    mentioning = Mention.objects.filter(organization_id=entity.organization_id, key__in=entity_keys(entity))
+    memories = memory_visible_queryset(principal).filter(pk__in=mentioning.values("memory_id"))
+    total = memories.count()
+    return list(memories.order_by("-importance", "-updated_at", "pk")[:limit]), total
+
+
+def mentioned_with(principal: Principal, entity: Entity, limit: int = MEMORIES_SHOWN) -> list[tuple[str, int]]:
+    """The names most often mentioned beside ``entity`` in the memories the principal may see, with
+    how many memories mention both (the graph one step out, through memories)."""
+    keys = entity_keys(entity)
+    mentioning = Mention.objects.filter(organization_id=entity.organization_id, key__in=keys).values("memory_id")
+    visible = memory_visible_queryset(principal).filter(pk__in=mentioning).values("pk")
+    beside = (
+        Mention.objects.filter(organization_id=entity.organization_id, memory_id__in=visible)
+        .exclude(key__in=keys)
+        .values("key")
+        .annotate(memories=Count("memory_id"), written=Min("written"))
+        .order_by("-memories", "key")[:limit]
+    )
+    names = alias_words.keys(entity.organization_id)
+    return [(names.get(row["key"], row["written"]), row["memories"]) for row in beside]
+
+
+@dataclass(frozen=True)
+class EntityMentions:
+    """The memories that mention an entity (the first ``MEMORIES_SHOWN``, and how many in all) and
+    the names they mention most beside it."""
+
+    memories: list[Memory]
+    total: int
+    mentioned_with: list[tuple[str, int]]
+
+
+def entity_mentions(principal: Principal, entity: Entity | None) -> EntityMentions:
+    if entity is None:
+        return EntityMentions([], 0, [])
+    memories, total = memories_mentioning(principal, entity)
+    return EntityMentions(memories, total, mentioned_with(principal, entity) if total else [])
+
+
+def memory_mentions(principal: Principal, memory_id: Any) -> list[dict[str, Any]]:
+    """The names a memory the principal may see mentions (NotFound otherwise)."""
+    memory = memory_get(principal, memory_id)
+    return mentions_of(memory.organization_id, [memory.pk]).get(memory.pk, [])
