@@ -46,6 +46,9 @@ class Asked:
     # The share of the names the query mentions that each candidate mentions (knowledge.mentions:
     # the memory-entity graph one step from the query); empty in candidates collected before it.
     names_shared: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # Variants of it: without the built-in abbreviations (search expands those already), and each
+    # name weighed by its rarity in the organization (log N/df).
+    names_variants: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def own(self) -> bool:
@@ -115,7 +118,37 @@ def ask(question: Question, principal: Any, label: Any) -> Asked:
         kn=np.array([(c.keyword or 0.0) / mass for c in retrieved.keyword_hits]),
         kn_y=np.array([label(c.pk) for c in retrieved.keyword_hits], dtype=float),
         names_shared=_names_shared(principal, question.query, [c.pk for c in candidates]),
+        names_variants=_names_variants(principal, question.query, [c.pk for c in candidates]),
     )
+
+
+def _names_variants(principal: Any, query: str, pks: list[Any]) -> dict[str, np.ndarray]:
+    import math
+
+    from knowledge.models import Mention
+    from knowledge.names import query_names
+    from knowledge.words import alias_words
+    from memories.models import Memory
+    from memories.search.words import ABBREVIATIONS
+
+    organization = principal.organization.pk
+    asked = [k for k in query_names(query, alias_words.keys(organization)) if k not in ABBREVIATIONS]
+    zeros = np.zeros(len(pks))
+    if not asked:
+        return {"names_noabbr": zeros, "names_rare": zeros}
+    total = Memory.objects.filter(organization_id=organization).count()
+    weight = {}
+    for key in asked:
+        df = Mention.objects.filter(organization_id=organization, key=key).count()
+        weight[key] = math.log((total + 1) / (df + 1)) / math.log(total + 1)
+    mass = sum(weight.values()) or 1.0
+    shared: dict[Any, list[str]] = {}
+    for pk, key in Mention.objects.filter(memory_id__in=pks, key__in=asked).values_list("memory_id", "key"):
+        shared.setdefault(pk, []).append(key)
+    return {
+        "names_noabbr": np.array([len(shared.get(pk, [])) / len(asked) for pk in pks], dtype=float),
+        "names_rare": np.array([sum(weight[k] for k in shared.get(pk, [])) / mass for pk in pks], dtype=float),
+    }
 
 
 def _names_shared(principal: Any, query: str, pks: list[Any]) -> np.ndarray:

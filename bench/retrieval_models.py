@@ -58,6 +58,9 @@ def derived(a: Asked, names: Sequence[str]) -> np.ndarray:
             columns.append(sim**2)
         elif name == "names_shared":  # the memory-entity graph: the query's names the memory mentions
             columns.append(a.names_shared[keep] if len(a.names_shared) else np.zeros(len(X)))
+        elif name in ("names_noabbr", "names_rare"):
+            variant = getattr(a, "names_variants", {}).get(name)
+            columns.append(variant[keep] if variant is not None and len(variant) else np.zeros(len(X)))
         else:
             raise KeyError(name)
     return np.stack(columns, 1) if columns else np.zeros((int(keep.sum()), 0))
@@ -271,6 +274,10 @@ METHODS = (
     Method(
         "st-two-names-listwise-plain", features=(*TWO, "names_shared"), listwise=True, documents=True, calibration=()
     ),
+    Method(
+        "st-two-noabbr-listwise-plain", features=(*TWO, "names_noabbr"), listwise=True, documents=True, calibration=()
+    ),
+    Method("st-two-rare-listwise-plain", features=(*TWO, "names_rare"), listwise=True, documents=True, calibration=()),
 )
 CHOSEN = next(m for m in METHODS if m.name == "st-two-listwise-plain")
 
