@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.postgres.search import SearchQuery
+from django.db import connection
 from django.db.models import Count, Min
 
 from knowledge.models import Entity, Mention
@@ -46,13 +47,45 @@ def _rows(organization_id: int, memories: Iterable[Memory], aliases: dict[str, s
 
 
 def text_written(organization_id: int, memories: Sequence[Memory], created: bool) -> None:
-    """memories.written's listener: the names of memories whose text was just written."""
+    """memories.written's listener: the names of memories whose text was just written; a memory
+    written alone is told the tags it may want (``Memory.suggested_tags``)."""
     rows = _rows(organization_id, memories, alias_words.keys(organization_id))
     if created:
         copy_insert(rows)
-        return
-    Mention.objects.filter(memory_id__in=[memory.pk for memory in memories]).delete()
-    Mention.objects.bulk_create(rows, batch_size=_CHUNK)
+    else:
+        Mention.objects.filter(memory_id__in=[memory.pk for memory in memories]).delete()
+        Mention.objects.bulk_create(rows, batch_size=_CHUNK)
+    if len(memories) == 1 and rows:
+        memories[0].suggested_tags = suggested_tags(memories[0])
+
+
+# Tags worn by the organization's memories that mention a name this one mentions (at most
+# _NEIGHBOURS of them a name, so a name half the organization mentions costs no more than a rare
+# one), shared or repository memories only (a person's own are theirs), not deleted, the most worn
+# first.
+_SUGGESTED_SQL = """
+SELECT tag FROM (
+  SELECT DISTINCT o.memory_id FROM knowledge_mention m
+  CROSS JOIN LATERAL (
+    SELECT o.memory_id FROM knowledge_mention o
+    WHERE o.organization_id = m.organization_id AND o.key = m.key AND o.memory_id <> m.memory_id LIMIT %s
+  ) o
+  WHERE m.memory_id = %s
+) near
+JOIN memories_memory mm ON mm.id = near.memory_id
+CROSS JOIN LATERAL unnest(mm.tags) tag
+WHERE mm.deleted_at IS NULL AND mm.scope_type <> 'user' AND NOT tag = ANY(%s::varchar[])
+GROUP BY tag ORDER BY count(*) DESC, tag LIMIT %s
+"""
+_NEIGHBOURS = 50
+SUGGESTED_TAGS_MAX = 5
+
+
+def suggested_tags(memory: Memory) -> tuple[str, ...]:
+    """Tags that memories mentioning the same names wear and ``memory`` does not."""
+    with connection.cursor() as cursor:
+        cursor.execute(_SUGGESTED_SQL, [_NEIGHBOURS, memory.pk, list(memory.tags or []), SUGGESTED_TAGS_MAX])
+        return tuple(row[0] for row in cursor.fetchall())
 
 
 def alias_given(organization_id: int, alias: str) -> int:

@@ -87,5 +87,6 @@ def triple_payload(triple: Any) -> dict[str, Any]:
 
 
 def written_payload(memory: Memory) -> dict[str, Any]:
-    """A write's answer: the memory, then its ``possible_duplicates``, ``conflicts`` and ``notes``."""
+    """A write's answer: the memory, then its ``possible_duplicates``, ``conflicts``, ``notes`` and
+    ``suggested_tags``."""
     return memory_payload(memory, **written_values(memory))

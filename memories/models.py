@@ -213,6 +213,9 @@ class Memory(models.Model):
     # contradict (memories.hints.WriteHints).
     write_notes: tuple[Any, ...] = ()
     write_hints: Any = None
+    # Set by a listener of memories.written (the knowledge app's) on a memory written alone: tags
+    # that memories mentioning the same names wear and this one does not.
+    suggested_tags: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.title

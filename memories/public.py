@@ -88,4 +88,5 @@ def written_values(memory: Memory) -> dict[str, Any]:
         "possible_duplicates": [hint_values(hint) for hint in hints.possible_duplicates],
         "conflicts": [hint_values(hint, conflict=True) for hint in hints.conflicts],
         "notes": [note.as_dict() for note in memory.write_notes],
+        "suggested_tags": list(memory.suggested_tags),
     }

@@ -42,7 +42,9 @@ def _write_data(**fields: Any) -> dict[str, Any]:
         "and delete or merge (memory-consolidate) the new one instead of keeping both. `conflicts` lists memories "
         "this one contradicts (a time, number, name or negation differs); curators are asked to decide. `notes` "
         "says what the organization's write policy did: below the curator role, types that need review, pins "
-        "and text addressed to other agents are stored as drafts, and importance is capped. Never write "
+        "and text addressed to other agents are stored as drafts, and importance is capped. `suggested_tags`: "
+        "tags that memories mentioning the same names wear and this one does not; add those that fit "
+        "(memory-update). Never write "
         "credentials: a key, token or password is refused (or redacted, if the organization says so); write "
         "where the secret is kept instead."
     ),

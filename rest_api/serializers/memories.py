@@ -260,6 +260,11 @@ class MemoryWrittenSerializer(MemorySerializer):
         help_text="What the organization's write policy did to this write (stored as a draft, importance capped, "
         "credentials redacted, flagged for review). Empty when the write was stored as sent.",
     )
+    suggested_tags = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Up to five tags that memories mentioning the same names (entities, names, identifiers) wear and "
+        "this one does not, the most worn first: add those that fit with PATCH. Empty for a batch's entries.",
+    )
 
 
 class BatchSerializer(StrictSerializer):

@@ -210,3 +210,11 @@ def test_kg_related_and_memory_get_show_what_memories_mention(
     ]
     nobody = reader.ok("kg-related", {"entity": "Nobody"})
     assert (nobody["memories"], nobody["memories_total"], nobody["mentioned_with"]) == ([], 0, [])
+
+
+def test_memory_write_suggests_the_tags_of_memories_that_name_the_same(write_memory: WriteMemory) -> None:
+    write_memory(current_content="Adyen webhooks are retried for three days.", tags=["billing"])
+
+    written = write_memory(current_content="Adyen refunds need a curator's approval.")
+
+    assert written["suggested_tags"] == ["billing"]

@@ -140,3 +140,21 @@ def test_the_rebuild_command_finds_them_again(acme: Tenant, make_memory: MemoryF
 
     assert names(memory) == [("Grafana", "name", None)]
     assert "acme: 1 mentions" in out.getvalue()
+
+
+def test_a_memory_written_alone_is_told_the_tags_of_memories_that_name_the_same(
+    acme: Tenant, make_memory: MemoryFactory
+) -> None:
+    make_memory(current_content="Redis evicts sessions after a day.", tags=["cache", "sessions"])
+    make_memory(current_content="Redis runs in the EU region only.", tags=["cache", "infra"])
+    make_memory(acme.person, scope_type="user", current_content="My Redis notes.", tags=["private-notes"])
+    make_memory(current_content="Postgres holds the orders.", tags=["database"])
+
+    memory = make_memory(current_content="Redis keys carry the tenant slug first.", tags=["infra"])
+    updated = memory_update(
+        principal=acme.agent, memory_id=memory.pk, data={"current_content": "Postgres and Redis share a backup."}
+    )
+
+    assert memory.suggested_tags == ("cache", "sessions")
+    assert updated.suggested_tags == ("cache", "database", "sessions")
+    assert make_memory(current_content="nothing named here at all.").suggested_tags == ()

@@ -33,7 +33,7 @@ def test_agent_creates_a_memory(api: Api) -> None:
 
     assert response.status_code == 201, response.content
     data = response.json()
-    assert set(data) == MEMORY_FIELDS | {"possible_duplicates", "conflicts", "notes"}
+    assert set(data) == MEMORY_FIELDS | {"possible_duplicates", "conflicts", "notes", "suggested_tags"}
     assert response["Location"] == f"/api/v1/memories/{data['id']}/"
     stored = Memory.objects.get(pk=data["id"])
     assert (stored.organization.slug, stored.repository.slug, stored.current_content) == (  # type: ignore[union-attr]
@@ -51,7 +51,7 @@ def test_agent_creates_a_memory(api: Api) -> None:
     assert data["metadata"] == {"team": "atlas"}
     assert data["embedding_status"] == "ready"
     assert api("reader").get(response["Location"]).json() == {
-        k: v for k, v in data.items() if k not in ("possible_duplicates", "conflicts", "notes")
+        k: v for k, v in data.items() if k not in ("possible_duplicates", "conflicts", "notes", "suggested_tags")
     }
 
 
