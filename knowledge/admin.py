@@ -8,11 +8,13 @@ from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 
+from knowledge.mentions import mentioning_among
 from knowledge.models import Entity, EntityAlias, MemoryLink, Mention, Predicate, Triple
 from knowledge.words import alias_words, normalized_name
 from memories.admin import MemoryAdmin
 from memories.admin_parts import MemoryPartInline, hidden_from, memory_label
-from memories.selectors import memories_personal_to_others
+from memories.models import Memory
+from memories.selectors import memories_personal_to_others, personal_to_others_q
 from organizations.admin_audit import Target, admin_url, audit_target, integer_ids
 from organizations.admin_scoping import OrganizationScopedAdmin, ReadOnlyInline
 from organizations.models import Role
@@ -131,6 +133,18 @@ class EntityAdmin(OrganizationScopedAdmin):
         # An entity's facts and aliases belong to its organization: it cannot move to another.
         readonly = list(super().get_readonly_fields(request, obj))
         return [*readonly, "organization"] if obj is not None else readonly
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> Any:
+        # The memories that mention it, as far as this person may read them (never someone else's
+        # personal memory): templates/admin/knowledge/entity/change_form.html lists them.
+        entity = self.get_object(request, object_id)
+        if entity is not None:
+            readable = Memory.objects.filter(deleted_at__isnull=True).exclude(personal_to_others_q(request.user))
+            memories, total = mentioning_among(readable, entity)
+            extra_context = {**(extra_context or {}), "mentioning": memories, "mentioning_total": total}
+        return super().change_view(request, object_id, form_url, extra_context)
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         super().save_related(request, form, formsets, change)

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection
-from django.db.models import Count, Min
+from django.db.models import Count, Min, QuerySet
 
 from knowledge.models import Entity, Mention
 from knowledge.names import names_in
@@ -154,8 +154,16 @@ def entity_keys(entity: Entity) -> list[str]:
 def memories_mentioning(principal: Principal, entity: Entity, limit: int = MEMORIES_SHOWN) -> tuple[list[Memory], int]:
     """The memories the principal may see that mention ``entity`` by any of its names, the most
     important first (at most ``limit``), and how many there are."""
+    return mentioning_among(memory_visible_queryset(principal), entity, limit)
+
+
+def mentioning_among(
+    visible: QuerySet[Memory], entity: Entity, limit: int = MEMORIES_SHOWN
+) -> tuple[list[Memory], int]:
+    """The memories of ``visible`` (what someone may read: an agent's, or a person's in the admin)
+    that mention ``entity``, the most important first (at most ``limit``), and how many there are."""
     mentioning = Mention.objects.filter(organization_id=entity.organization_id, key__in=entity_keys(entity))
-    memories = memory_visible_queryset(principal).filter(pk__in=mentioning.values("memory_id"))
+    memories = visible.filter(organization_id=entity.organization_id, pk__in=mentioning.values("memory_id"))
     total = memories.count()
     return list(memories.order_by("-importance", "-updated_at", "pk")[:limit]), total
 

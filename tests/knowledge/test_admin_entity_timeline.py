@@ -173,3 +173,21 @@ def test_a_renamed_entity_is_found_by_both_names(acme: Tenant, alice: Entity, cl
     assert response.status_code == 302
     assert entity_find(acme.reader, "alice smith") == alice
     assert entity_find(acme.reader, "alice") == alice
+
+
+def test_the_page_lists_the_memories_that_mention_it_that_the_curator_may_read(
+    acme: Tenant, alice: Entity, client_as: ClientAs, make_memory: Any
+) -> None:
+    shared = make_memory(current_content="Alice approves every schema change.", importance=5)
+    make_memory(current_content="Ask Alice before touching the ledger.", importance=2)
+    make_memory(acme.person, scope_type="user", current_content="Remind Alice about my salary review.")
+    make_memory(current_content="Bob owns the search cluster.")
+    client = client_as("carol", acme.organization, Role.CURATOR)
+
+    response = client.get(reverse("admin:knowledge_entity_change", args=[alice.pk]))
+
+    assert response.context["mentioning_total"] == 2
+    assert response.context["mentioning"][0].pk == shared.pk
+    page = response.content.decode()
+    assert "Memories that mention it (2)" in page
+    assert "Alice approves every schema change" in page and "salary review" not in page
