@@ -34,6 +34,7 @@ class KnowledgeConfig(AppConfig):
         from knowledge.models import Entity, EntityAlias
         from knowledge.words import alias_words, forget_organization
         from memories.search.words import register_words
+        from memories.selectors import mentioning
         from memories.written import on_text_written
 
         # Search reads the organization's entity names and aliases as its own words.
@@ -41,6 +42,7 @@ class KnowledgeConfig(AppConfig):
         for model in (Entity, EntityAlias):
             post_save.connect(forget_organization, sender=model, dispatch_uid=f"alias-words-{model.__name__}")
             post_delete.connect(forget_organization, sender=model, dispatch_uid=f"alias-words-{model.__name__}-del")
-        # Every memory's names are written with its text.
+        # Every memory's names are written with its text, and searches and lists filter by them.
         on_text_written(mentions.text_written)
+        mentioning.keys, mentioning.condition = mentions.keys_for_name, mentions.mention_condition
         post_save.connect(_alias_saved, sender=EntityAlias, dispatch_uid="alias-mentions")

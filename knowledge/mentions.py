@@ -17,7 +17,7 @@ from typing import Any
 
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection
-from django.db.models import Count, Min, QuerySet
+from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet
 
 from knowledge.models import Entity, Mention
 from knowledge.names import names_in
@@ -144,6 +144,23 @@ def mentions_of(organization_id: int, memory_ids: Sequence[Any]) -> dict[Any, li
     for memory_id, key, written, kind in rows.values_list("memory_id", "key", "written", "kind"):
         found[memory_id].append({"name": written, "kind": kind, "entity": entities.get(key)})
     return found
+
+
+def keys_for_name(organization_id: int, name: str) -> tuple[str, ...]:
+    """The keys memories mention ``name`` by: every name and alias of the entity known by it, or the
+    name's own key (a name no entity is known by)."""
+    key = name_key(name)
+    names = alias_words.keys(organization_id)
+    entity = names.get(key)
+    if entity is None:
+        return (key,) if key else ()
+    return tuple(sorted(other for other, named in names.items() if named == entity))
+
+
+def mention_condition(keys: tuple[str, ...]) -> Q:
+    """Memories that mention one of ``keys`` (memories.selectors.MemoryFilters.mentions)."""
+    said = Mention.objects.filter(memory_id=OuterRef("pk"), organization_id=OuterRef("organization_id"), key__in=keys)
+    return Q(Exists(said))
 
 
 def entity_keys(entity: Entity) -> list[str]:

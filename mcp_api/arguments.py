@@ -58,7 +58,8 @@ FILTERS_DESCRIPTION = (
     "Optional filters: repository (slug; also returns organization and system memories), memory_type "
     "(one or a list), status (one or a list; deprecated memories are left out unless asked for), scope_type, "
     "metadata (all given key/values must match), tags (all must be present), min_importance, include_deleted, "
-    "valid_at (ISO 8601: what was valid then; default now) or include_expired (memories outside their validity too)."
+    "valid_at (ISO 8601: what was valid then; default now) or include_expired (memories outside their validity too), "
+    "mentions (a name: memories that mention it, or the entity known by it under any of its names or aliases)."
 )
 
 

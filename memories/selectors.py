@@ -7,8 +7,8 @@ Anything else is indistinguishable from a memory that does not exist.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -119,6 +119,10 @@ class MemoryFilters:
     # ``include_expired``, all of them.
     valid_at: datetime | None = None
     include_expired: bool = False
+    # Memories that mention this name (an entity by any of its names or aliases, or any name or
+    # identifier as written): the keys it is mentioned by, once check_filters has read them.
+    mentions: str | None = None
+    mention_keys: tuple[str, ...] = ()
 
     FIELDS = (
         "scope_type",
@@ -131,6 +135,7 @@ class MemoryFilters:
         "include_deleted",
         "valid_at",
         "include_expired",
+        "mentions",
     )
 
     @classmethod
@@ -158,6 +163,11 @@ class MemoryFilters:
                 details={"field": "valid_at"},
             )
         min_importance = data.get("min_importance")
+        mentions = data.get("mentions")
+        if mentions is not None and (not isinstance(mentions, str) or not mentions.strip() or len(mentions) > 200):
+            raise ValidationError(
+                "filters.mentions must be a name of at most 200 characters", details={"field": "filters.mentions"}
+            )
         return cls(
             scope_type=validation.scope_type(data["scope_type"]) if data.get("scope_type") else None,
             memory_type=many(data.get("memory_type"), validation.memory_type),
@@ -169,6 +179,7 @@ class MemoryFilters:
             include_deleted=include_deleted,
             valid_at=valid_at,
             include_expired=include_expired,
+            mentions=validation.without_nul(mentions, "filters.mentions").strip() if mentions else None,
         )
 
 
@@ -211,20 +222,41 @@ def memory_filter(queryset: QuerySet[Memory], filters: MemoryFilters) -> QuerySe
         queryset = queryset.filter(importance__gte=filters.min_importance)
     if not filters.include_expired:
         queryset = queryset.filter(valid_q(filters.valid_at or Now()))
+    if filters.mentions is not None:
+        queryset = queryset.filter(mentioning.memories(filters.mention_keys))
     return queryset
 
 
-def check_filters(principal: Principal, filters: MemoryFilters) -> None:
+class MentionSource:
+    """What the mentions filter reads, given by the knowledge app (its ready()), which keeps the names
+    memories mention: the keys a name is mentioned by in an organization, and a condition on memories
+    that mention one of them. Without it, no memory mentions anything."""
+
+    def __init__(self) -> None:
+        self.keys: Callable[[int, str], tuple[str, ...]] = lambda organization_id, name: ()
+        self.condition: Callable[[tuple[str, ...]], Q] = lambda keys: Q(pk__in=[])
+
+    def memories(self, keys: tuple[str, ...]) -> Q:
+        return self.condition(keys) if keys else Q(pk__in=[])
+
+
+mentioning = MentionSource()
+
+
+def check_filters(principal: Principal, filters: MemoryFilters) -> MemoryFilters:
     """Refuse filters that name what the organization does not have (a typo'd repository would
-    otherwise filter as if it were any repository, silently)."""
+    otherwise filter as if it were any repository, silently); the filters to apply, with the keys
+    the name of ``mentions`` is mentioned by in the principal's organization."""
     if filters.repository:
         repository_named(principal, filters.repository, field="filters.repository")
+    if filters.mentions is not None:
+        filters = replace(filters, mention_keys=mentioning.keys(principal.organization.pk, filters.mentions))
+    return filters
 
 
 def memory_list(principal: Principal, filters: MemoryFilters | None = None) -> QuerySet[Memory]:
     """Visible memories matching the filters, most important and newest first."""
-    filters = filters or MemoryFilters()
-    check_filters(principal, filters)
+    filters = check_filters(principal, filters or MemoryFilters())
     queryset = memory_visible_queryset(principal, include_deleted=filters.include_deleted)
     return (
         memory_filter(queryset, filters)

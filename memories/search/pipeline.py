@@ -16,7 +16,7 @@ applies.
 from __future__ import annotations
 
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -127,7 +127,7 @@ class _Scope:
         fingerprint = params.fingerprint()
         words = searched_words(params.query, principal.organization.pk)
         digest = words_digest(words)
-        check_filters(principal, params.filters)
+        params = replace(params, filters=check_filters(principal, params.filters))
         # What the scope's SQL is compiled from (memory_visible_queryset, memory_filter), and no more.
         user = principal.user.pk if principal.user is not None else None
         key = (principal.organization.pk, user, repr(params.filters))

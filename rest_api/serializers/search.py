@@ -56,6 +56,10 @@ class SearchPageSerializer(serializers.Serializer):
 
 VALID_AT_HELP = "What was valid at this moment (valid_from <= it < valid_until); default now."
 INCLUDE_EXPIRED_HELP = "Also memories outside their validity window (not with valid_at)."
+MENTIONS_HELP = (
+    "Memories that mention this name: the entity known by it under any of its names or aliases, or the name or "
+    "identifier as written."
+)
 
 
 class FiltersSerializer(StrictSerializer):
@@ -73,6 +77,7 @@ class FiltersSerializer(StrictSerializer):
     include_deleted = serializers.BooleanField(required=False)
     valid_at = serializers.DateTimeField(required=False, help_text=VALID_AT_HELP)
     include_expired = serializers.BooleanField(required=False, help_text=INCLUDE_EXPIRED_HELP)
+    mentions = serializers.CharField(required=False, max_length=200, help_text=MENTIONS_HELP)
 
 
 class SearchSerializer(StrictSerializer):
@@ -105,5 +110,6 @@ class ListQuerySerializer(StrictSerializer):
     include_deleted = serializers.BooleanField(required=False, default=False)
     valid_at = serializers.DateTimeField(required=False, help_text=VALID_AT_HELP)
     include_expired = serializers.BooleanField(required=False, default=False, help_text=INCLUDE_EXPIRED_HELP)
+    mentions = serializers.CharField(required=False, max_length=200, help_text=MENTIONS_HELP)
     limit = serializers.IntegerField(required=False, min_value=1, max_value=MAX_RESULTS, default=50)
     cursor = serializers.CharField(required=False)

@@ -158,6 +158,7 @@ class MemoryListView(ApiView):
             "include_deleted": query["include_deleted"],
             "valid_at": query.get("valid_at"),
             "include_expired": query["include_expired"] or None,
+            "mentions": query.get("mentions"),
         }
         params_ = SearchParams.build(
             filters={key: value for key, value in filters.items() if value is not None},

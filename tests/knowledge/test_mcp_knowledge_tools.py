@@ -218,3 +218,13 @@ def test_memory_write_suggests_the_tags_of_memories_that_name_the_same(write_mem
     written = write_memory(current_content="Adyen refunds need a curator's approval.")
 
     assert written["suggested_tags"] == ["billing"]
+
+
+def test_memory_search_filters_by_what_memories_mention(agent: McpClient, write_memory: WriteMemory) -> None:
+    said = write_memory(current_content="Adyen settles refunds within five days.", status="active")
+    write_memory(current_content="Refunds by bank transfer settle within ten days.", status="active")
+
+    found = agent.ok("memory-search", {"query": "when do refunds settle", "filters": {"mentions": "adyen"}})
+
+    assert [hit["id"] for hit in found] == [said["id"]]
+    assert "filters.mentions must be a name" in agent.error("memory-search", {"query": "x", "filters": {"mentions": 3}})

@@ -18,7 +18,10 @@ from knowledge.services import entity_add_alias, entity_resolve
 from memories.batch import memory_batch_create
 from memories.decisions import memory_revert
 from memories.models import Memory
+from memories.search import SearchParams, memory_search
+from memories.selectors import MemoryFilters, memory_list
 from memories.services import memory_update
+from memory_platform.exceptions import ValidationError
 from tests.conftest import MemoryFactory, Tenant
 
 pytestmark = pytest.mark.django_db
@@ -158,3 +161,24 @@ def test_a_memory_written_alone_is_told_the_tags_of_memories_that_name_the_same(
     assert memory.suggested_tags == ("cache", "sessions")
     assert updated.suggested_tags == ("cache", "database", "sessions")
     assert make_memory(current_content="nothing named here at all.").suggested_tags == ()
+
+
+def test_searches_and_lists_filter_by_what_memories_mention(acme: Tenant, make_memory: MemoryFactory) -> None:
+    entity_resolve(principal=acme.agent, name="paysvc")
+    entity_add_alias(principal=acme.agent, entity_name="paysvc", alias="Payments Service")
+    by_name = make_memory(current_content="paysvc retries a failed charge twice.", status="active")
+    by_alias = make_memory(current_content="Deploys of the Payments Service need two approvals.", status="active")
+    other = make_memory(current_content="Deploys of Ledger need one approval.", status="active")
+
+    def found(query: str, mentions: str, mode: str = "hybrid") -> set[Any]:
+        params = SearchParams.build(query=query, mode=mode, filters={"mentions": mentions}, min_score=0)
+        return {hit.memory.pk for hit in memory_search(acme.reader, params).hits}
+
+    assert found("deploy approvals", "PAYSVC") == {by_name.pk, by_alias.pk}
+    assert found("deploy approvals", "payments service", mode="keyword") == {by_alias.pk}
+    assert found("", "Ledger") == {other.pk}, "a name no entity is known by: as written"
+    assert found("deploy approvals", "Nobody") == set()
+    listed = memory_list(acme.reader, MemoryFilters.from_mapping({"mentions": "paysvc"}))
+    assert set(listed.values_list("pk", flat=True)) == {by_name.pk, by_alias.pk}
+    with pytest.raises(ValidationError, match=r"filters\.mentions must be a name"):
+        MemoryFilters.from_mapping({"mentions": "  "})

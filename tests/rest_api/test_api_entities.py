@@ -106,3 +106,19 @@ def test_related_lists_the_memories_that_mention_the_entity(api: Api, world: Wor
         "Team Atlas",
         "Growth Team",
     ]
+
+
+def test_search_and_list_filter_by_a_mentioned_entity(api: Api, world: World, make_memory: MemoryFactory) -> None:
+    said = make_memory(current_content="Deploys of payments-api page Team Atlas.", status="active")
+    make_memory(current_content="Deploys of the search cluster page Team Vega.", status="active")
+
+    searched = api("reader").post(
+        f"{API}/memories/search/", {"query": "who is paged on deploys", "filters": {"mentions": "Payments-API"}}
+    )
+    listed = api("reader").get(f"{API}/memories/?mentions=Team%20Atlas")
+
+    assert searched.status_code == 200, searched.content
+    assert str(said.pk) in [hit["id"] for hit in searched.json()["results"]]
+    assert "Team Vega" not in searched.content.decode()
+    assert [m["id"] for m in listed.json()["results"]] == [str(said.pk)]
+    error_of(api("reader").post(f"{API}/memories/search/", {"query": "x", "filters": {"mentions": ""}}), 400)
