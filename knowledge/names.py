@@ -18,8 +18,10 @@ at their edges dropped), as first written:
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
+from array import array
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -97,12 +99,36 @@ def _capitalized(word: str) -> bool:
 _INFLECTIONS = (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"), ("ly", ""))
 
 
+class WordList:
+    """A sorted word list kept as one string and the offsets of its words: 3 MB where a set of the
+    same 210,000 words holds 24 MB in every process that writes."""
+
+    def __init__(self, words: Collection[str]) -> None:
+        self._text = "\n".join(sorted(words))
+        self._starts = array("I", [0])
+        self._starts.extend(match.end() for match in re.finditer("\n", self._text))
+
+    def __contains__(self, word: object) -> bool:
+        if not isinstance(word, str):
+            return False
+        index = bisect.bisect_left(self, word)
+        return index < len(self) and self[index] == word
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __getitem__(self, index: int) -> str:
+        start = self._starts[index]
+        end = self._starts[index + 1] - 1 if index + 1 < len(self._starts) else len(self._text)
+        return self._text[start:end]
+
+
 @functools.cache
-def _english_words() -> frozenset[str]:
-    """Webster's words written in lower case (read once a process, about 0.1 s)."""
+def _english_words() -> WordList:
+    """Webster's words written in lower case (read once a process, about 0.2 s)."""
     from english_words import get_english_words_set
 
-    return frozenset(w for w in get_english_words_set(["web2"], lower=False, alpha=True) if w.islower())
+    return WordList([w for w in get_english_words_set(["web2"], lower=False, alpha=True) if w.islower()])
 
 
 def _english(word: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.names import ALIAS, IDENTIFIER, NAME, names_in, query_names
+from knowledge.names import ALIAS, IDENTIFIER, NAME, WordList, names_in, query_names
 
 
 def found(text: str, aliases: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
@@ -63,3 +63,11 @@ def test_a_query_names_its_aliases_whatever_their_case() -> None:
         "payments service",
         "redis",
     ]
+
+
+def test_the_compact_word_list_finds_exactly_its_words() -> None:
+    words = WordList(["delta", "alpha", "charlie", "bravo"])
+
+    assert [w in words for w in ("alpha", "bravo", "charlie", "delta")] == [True] * 4
+    assert [w in words for w in ("", "alph", "alphas", "echo", "Alpha", 3)] == [False] * 6
+    assert len(words) == 4 and words[0] == "alpha" and words[3] == "delta"
