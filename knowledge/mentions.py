@@ -11,7 +11,7 @@ what a name the finder could not tell from other words ("the payments service") 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,14 +99,7 @@ def alias_given(organization_id: int, alias: str) -> int:
     )
     known = Mention.objects.filter(organization_id=organization_id, key=key).values("memory_id")
     candidates = said.exclude(pk__in=known).only("id", "title", "current_content")
-    added = 0
-    batch: list[Memory] = []
-    for memory in candidates.iterator(chunk_size=_CHUNK):
-        batch.append(memory)
-        if len(batch) == _CHUNK:
-            added += _add_alias(organization_id, key, batch)
-            batch = []
-    return added + _add_alias(organization_id, key, batch)
+    return sum(_add_alias(organization_id, key, batch) for batch in _batches(candidates))
 
 
 def _add_alias(organization_id: int, key: str, memories: list[Memory]) -> int:
@@ -120,13 +113,19 @@ def rebuild(organization_id: int) -> int:
     aliases = alias_words.keys(organization_id)
     Mention.objects.filter(organization_id=organization_id).delete()
     memories = Memory.objects.filter(organization_id=organization_id).only("id", "title", "current_content")
-    total, batch = 0, []
-    for memory in memories.order_by("pk").iterator(chunk_size=_CHUNK):
+    return sum(_copy(organization_id, batch, aliases) for batch in _batches(memories.order_by("pk")))
+
+
+def _batches(memories: QuerySet[Memory]) -> Iterator[list[Memory]]:
+    """The memories read a chunk at a time, in lists of up to _CHUNK."""
+    batch: list[Memory] = []
+    for memory in memories.iterator(chunk_size=_CHUNK):
         batch.append(memory)
         if len(batch) == _CHUNK:
-            total += _copy(organization_id, batch, aliases)
+            yield batch
             batch = []
-    return total + _copy(organization_id, batch, aliases)
+    if batch:
+        yield batch
 
 
 def _copy(organization_id: int, memories: list[Memory], aliases: dict[str, str]) -> int:
@@ -182,7 +181,8 @@ def mentioning_among(
     mentioning = Mention.objects.filter(organization_id=entity.organization_id, key__in=entity_keys(entity))
     memories = visible.filter(organization_id=entity.organization_id, pk__in=mentioning.values("memory_id"))
     total = memories.count()
-    return list(memories.order_by("-importance", "-updated_at", "pk")[:limit]), total
+    shown = memories.select_related("organization", "repository").order_by("-importance", "-updated_at", "pk")
+    return list(shown[:limit]), total
 
 
 def mentioned_with(principal: Principal, entity: Entity, limit: int = MEMORIES_SHOWN) -> list[tuple[str, int]]:

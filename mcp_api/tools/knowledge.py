@@ -151,8 +151,8 @@ def kg_invalidate(
     description=(
         "Entities connected to one entity through current facts, up to `depth` steps (1-4), with the facts "
         "between them, and the memories that mention it by any of its names with the names they mention most "
-        "beside it. Returns {entity, related: [{name, type, hops}], facts, truncated, memories: [{id, title, "
-        "memory_type, status, importance}], memories_total, mentioned_with: [{name, memories}]}."
+        "beside it. Returns {entity, related: [{name, type, hops}], facts, truncated, memories (as memory://index "
+        "lists them: no content, with author and review), memories_total, mentioned_with: [{name, memories}]}."
     ),
     read_only=True,
 )
@@ -174,16 +174,7 @@ def kg_related(
         "related": [{"name": e.name, "type": e.entity_type or None, "hops": hops} for e, hops in related],
         "facts": [triple_payload(fact) for fact in facts],
         "truncated": truncated,
-        "memories": [
-            {
-                "id": str(m.pk),
-                "title": m.title,
-                "memory_type": m.memory_type,
-                "status": m.status,
-                "importance": m.importance,
-            }
-            for m in mentioned.memories
-        ],
+        "memories": [memory_index_payload(m) for m in mentioned.memories],
         "memories_total": mentioned.total,
         "mentioned_with": [{"name": name, "memories": count} for name, count in mentioned.mentioned_with],
     }

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from knowledge.models import MentionKind, RelationType
 from memories.models import MemoryType, ScopeType, Status
 from rest_api.serializers.base import StrictSerializer
+from rest_api.serializers.memories import AuthorSerializer, ReviewSerializer
 
 # --- knowledge -----------------------------------------------------------------------------------
 
@@ -138,6 +139,8 @@ class MentioningMemorySerializer(serializers.Serializer):
     memory_type = serializers.ChoiceField(MemoryType.choices)
     status = serializers.ChoiceField(Status.choices)
     importance = serializers.IntegerField()
+    author = AuthorSerializer(source="*", help_text="Who wrote the memory's text as it reads now.")
+    review = ReviewSerializer(source="*", help_text="How far curators stand behind it.")
 
 
 class MentionedWithSerializer(serializers.Serializer):

@@ -202,7 +202,9 @@ def test_kg_related_and_memory_get_show_what_memories_mention(
 
     assert related["memories_total"] == 2
     assert {m["id"] for m in related["memories"]} >= {said["id"]}
-    assert set(related["memories"][0]) == {"id", "title", "memory_type", "status", "importance"}
+    assert set(related["memories"][0]) >= {"id", "title", "memory_type", "status", "importance", "author", "review"}
+    assert "current_content" not in related["memories"][0]
+    assert related["memories"][0]["author"]["kind"] == "agent"
     assert related["mentioned_with"] == [{"name": "Alice", "memories": 1}, {"name": "Finance", "memories": 1}]
     assert got["mentions"] == [
         {"name": "Payments", "kind": "alias", "entity": "Payments"},

@@ -163,7 +163,9 @@ def test_a_memory_written_alone_is_told_the_tags_of_memories_that_name_the_same(
     assert make_memory(current_content="nothing named here at all.").suggested_tags == ()
 
 
-def test_searches_and_lists_filter_by_what_memories_mention(acme: Tenant, make_memory: MemoryFactory) -> None:
+def test_searches_and_lists_filter_by_what_memories_mention(
+    acme: Tenant, globex: Tenant, make_memory: MemoryFactory
+) -> None:
     entity_resolve(principal=acme.agent, name="paysvc")
     entity_add_alias(principal=acme.agent, entity_name="paysvc", alias="Payments Service")
     by_name = make_memory(current_content="paysvc retries a failed charge twice.", status="active")
@@ -178,6 +180,8 @@ def test_searches_and_lists_filter_by_what_memories_mention(acme: Tenant, make_m
     assert found("deploy approvals", "payments service", mode="keyword") == {by_alias.pk}
     assert found("", "Ledger") == {other.pk}, "a name no entity is known by: as written"
     assert found("deploy approvals", "Nobody") == set()
+    outsider = SearchParams.build(query="deploy approvals", filters={"mentions": "paysvc"}, min_score=0)
+    assert memory_search(globex.admin, outsider).hits == [], "another organization's names find nothing of acme's"
     listed = memory_list(acme.reader, MemoryFilters.from_mapping({"mentions": "paysvc"}))
     assert set(listed.values_list("pk", flat=True)) == {by_name.pk, by_alias.pk}
     with pytest.raises(ValidationError, match=r"filters\.mentions must be a name"):

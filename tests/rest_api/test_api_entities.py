@@ -98,7 +98,8 @@ def test_related_lists_the_memories_that_mention_the_entity(api: Api, world: Wor
     assert said.pk in {UUID(m["id"]) for m in body["memories"]}
     mentioned = next(m for m in body["memories"] if UUID(m["id"]) == said.pk)
     assert mentioned == {"id": str(said.pk), "title": said.title, "memory_type": "fact", "status": said.status,
-                         "importance": said.importance}  # fmt: skip
+                         "importance": said.importance, "author": {"kind": "agent", "name": "acme-agent"},
+                         "review": {"state": "unreviewed", "by": None, "at": None, "flags": []}}  # fmt: skip
     assert body["memories_total"] == len(body["memories"])
     assert {"name": "Growth Team", "memories": 1} in body["mentioned_with"]
     assert [m["name"] for m in api("reader").get(f"{API}/memories/{said.pk}/mentions/").json()] == [
