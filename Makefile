@@ -9,6 +9,9 @@ ifeq ($(origin PYTHON),undefined)
 PYTHON := $(shell $(SYSTEM_PYTHON) -c "import ensurepip, venv" >/dev/null 2>&1 && echo $(SYSTEM_PYTHON) || echo python3)
 endif
 VENV   := .venv
+# Python may keep compiled modules (and pytest its rewritten test modules) between runs: each test
+# worker and each process a test starts otherwise compiles them again (3 s of collection a worker).
+unexport PYTHONDONTWRITEBYTECODE
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 

@@ -29,6 +29,7 @@ from pytest_django.plugin import blocking_manager_key
 
 from memories.embeddings import EmbeddingProvider, get_provider, reset_provider
 from memories.models import Memory
+from memories.search import tenant_indexes
 from memories.services import memory_create
 from organizations.models import Membership, Organization, Role, User
 from organizations.principal import Principal
@@ -113,6 +114,9 @@ def _personas(django_db_setup: Any, django_db_blocker: Any) -> None:
     with django_db_blocker.unblock():
         if Organization.objects.exists():  # a database kept from an earlier run (--reuse-db)
             call_command("flush", interactive=False, verbosity=0)
+            # Indexes built for an organization are no rows: flush leaves them, and the next acme
+            # (numbered from 1 again) would find them. The sweep drops those of organizations gone.
+            tenant_indexes.sweep()
         _build_personas()
 
 

@@ -156,6 +156,8 @@ class Topology:
             # The workers' heartbeat, and a task a dead worker held delivered again, within the test.
             "HEARTBEAT_INTERVAL_SECONDS": "2",
             "CELERY_VISIBILITY_TIMEOUT_SECONDS": "15",
+            # Beat's sweep hands a run whose worker died to another every 5 s, not every minute.
+            "CODE_INDEX_WATCH_INTERVAL_SECONDS": "5",
             "CODE_INDEX_ROOTS": str(self.root / "code"),
             # The agents here write as fast as they can: the test is about losing writes, not rate limits.
             "API_THROTTLE_RATE": "",
