@@ -31,6 +31,7 @@ from memories.models import FULL_TEXT_CONFIG
 from memories.search.model import Model
 from memories.search.params import Candidate
 from memory_platform.db.prepared import prepared_cursor
+from memory_platform.db.replicas import reading
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def candidate_features(
         return {}
     mass = terms.mass or 1.0
     params = [vector, model_name, terms.lexemes, terms.idf, terms.avg_length, terms.lexemes, terms.idf, pool]
-    with prepared_cursor() as cursor:
+    with prepared_cursor(reading()) as cursor:
         cursor.execute(_FEATURES_SQL, params)
         rows = cursor.fetchall()
     return {

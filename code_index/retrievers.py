@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import ExpressionWrapper, FloatField, Max, QuerySet, Sum, Value
 from django.db.models.expressions import RawSQL
 from pgvector.django import CosineDistance
@@ -24,6 +24,7 @@ from memories.fields import vector_text
 from memories.search.caches import documents_holding, quote_lexeme, words_held_by_many
 from memories.search.keyword import query_lexemes, selecting_lexemes
 from memories.search.params import Candidate
+from memory_platform.db.replicas import read_connection, reading
 
 # Okapi BM25 over the stored tsvector (as memories.search.keyword, with the textbook parameters:
 # chunks vary in length far more than memories do). Parameters: average length, lexemes, IDFs.
@@ -208,11 +209,11 @@ def vector_candidates(
     # Only vectors of the model that embedded the query compare with it.
     embedded = scope.filter(embedding__isnull=False, embedding_model=get_provider().name)
     small = _small(scope, organization_id, narrowed=narrowed, chunks=chunks)
-    with transaction.atomic():
+    with transaction.atomic(reading()):  # the settings and the query on the connection searches read
         if small:
             ordering: Any = ExpressionWrapper(distance + Value(0.0), output_field=FloatField())
         else:
-            with connection.cursor() as cursor:  # SET LOCAL both, in one round trip
+            with read_connection().cursor() as cursor:  # SET LOCAL both, in one round trip
                 cursor.execute(
                     "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
                     "set_config('hnsw.ef_search', %s, true)",

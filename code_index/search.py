@@ -22,6 +22,7 @@ from memories.embeddings import EmbeddingError, get_provider, query_vector_soon
 from memories.fields import vector_text
 from memories.search.params import BelowFloor, Candidate, SearchMode, min_score_value
 from memory_platform import pagination
+from memory_platform.db.replicas import lag_tolerant
 from memory_platform.exceptions import SearchUnavailable, ValidationError
 from organizations.principal import Principal
 from organizations.selectors import repository_named
@@ -220,7 +221,12 @@ def rank(found: Retrieved) -> list[Candidate]:
 
 def code_search(principal: Principal, params: CodeSearchParams) -> CodeSearchResult:
     """The best chunks for the query among those of the principal's organization, those scoring
-    under the floor left out (when that leaves none, the result says how many it left out)."""
+    under the floor left out (when that leaves none, the result says how many it left out). Read
+    from the replica when it may answer (memory_platform.db.replicas)."""
+    return lag_tolerant(principal.organization.pk, lambda: _code_search(principal, params))
+
+
+def _code_search(principal: Principal, params: CodeSearchParams) -> CodeSearchResult:
     found = retrieve(principal, params)
     ranked = rank(found)
     kept = [candidate for candidate in ranked if candidate.score >= params.floor]

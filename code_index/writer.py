@@ -22,6 +22,7 @@ from code_index.models import CodeChunk, CodeFile, CodeIndex
 from memories.embeddings import get_provider
 from memories.fields import vector_text
 from memories.models import FULL_TEXT_CONFIG
+from memory_platform.db import replicas
 from memory_platform.db.transactions import savepoint_if_in_transaction
 from screening import find_secrets, redact_secrets
 
@@ -200,6 +201,7 @@ def write_files(index: CodeIndex, works: list[FileWork], existing: dict[str, int
             ]  # fmt: skip
             with connection.cursor() as cursor:
                 cursor.execute(_INSERT, [index.organization_id, index.repository_id, model, now, *columns])
+        replicas.written(index.organization_id)
     written.chunks = len(rows)
     return written
 
@@ -223,6 +225,7 @@ def remove_files(index: CodeIndex, paths: Iterable[str]) -> int:
             )
             CodeChunk.objects.filter(file_id__in=ids).delete()
             removed += CodeFile.objects.filter(pk__in=ids).delete()[0]
+            replicas.written(index.organization_id)
     return removed
 
 

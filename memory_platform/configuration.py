@@ -66,6 +66,13 @@ VARIABLES: dict[str, Variable] = {
         "`postgresql://user:password@host:5432/name` (PostgreSQL 15 or later with pgvector 0.8 or later).",
         "unset: the embedded PostgreSQL",
     ),
+    "DATABASE_REPLICA_URL": Variable(
+        DATABASE,
+        "A streaming replica of the database, as `DATABASE_URL`: searches read it when it has replayed their "
+        "organization's last write and lags no more than `REPLICA_MAX_LAG_SECONDS`, else the primary.",
+    ),
+    "REPLICA_MAX_LAG_SECONDS": Variable(DATABASE, "Searches read the primary while the replica is further behind."),
+    "REPLICA_RETRY_SECONDS": Variable(DATABASE, "After the replica failed, searches read the primary this long."),
     "DATABASE_POOL_MAX": Variable(DATABASE, "Most pooled connections per process; `0` turns the pool off."),
     "DATABASE_CONN_MAX_AGE": Variable(DATABASE, "With the pool off: seconds a connection is reused."),
     "DATABASE_CONNECT_TIMEOUT": Variable(

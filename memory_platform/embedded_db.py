@@ -271,6 +271,20 @@ def ensure_running(data_dir: Path, *, tcp_port: int | None = None) -> EmbeddedSe
     return server
 
 
+def start_replica(primary: EmbeddedServer, data_dir: Path, *, tcp_port: int) -> EmbeddedServer:
+    """A hot standby of ``primary`` in ``data_dir``, streaming from it (pg_basebackup -R), listening on
+    127.0.0.1 at ``tcp_port``: a read replica to try DATABASE_REPLICA_URL with. Stop it with ``stop``."""
+    replica = EmbeddedServer(data_dir.resolve(), tcp_port)
+    replica.data_dir.mkdir(parents=True, exist_ok=True)
+    _prepare_permissions(replica)
+    source = f"host={primary.socket_dir} port={primary.port} user={SUPERUSER}"
+    result = _run([_bin("pg_basebackup"), "-D", str(replica.pgdata), "-R", "-X", "stream", "-c", "fast", "-d", source])
+    if result.returncode != 0:
+        raise EmbeddedDatabaseError(f"pg_basebackup from {primary.pgdata} failed:\n{result.stderr.strip()}")
+    _start(replica)
+    return replica
+
+
 def stop(data_dir: Path) -> bool:
     """Stop the server if it runs. Returns whether it was running."""
     server = EmbeddedServer(data_dir.resolve())

@@ -77,6 +77,11 @@ EMBEDDING_SECONDS = Histogram(
     ["provider"],
     buckets=LATENCY_BUCKETS,
 )
+SEARCH_READS = Counter(
+    "memory_platform_search_reads",
+    "Searches by the database they read (replica, primary) and, for the primary with a replica configured, why.",
+    ["database", "reason"],
+)
 EMBEDDED_TEXTS = Counter("memory_platform_embedded_texts", "Texts embedded, by provider.", ["provider"])
 TASK_SECONDS = Histogram(
     "memory_platform_task_seconds", "Run time of Celery tasks, by task.", ["task"], buckets=LATENCY_BUCKETS

@@ -181,6 +181,21 @@ else:
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # Lets concurrent test runs against one server use separate test databases.
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME") or None}
+# A streaming replica the searches read from when it has what they need (memory_platform.db.replicas);
+# connected as the primary is (pool, timeouts), and in tests the primary's own test database.
+DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL")
+if DATABASE_REPLICA_URL:
+    DATABASES["replica"] = database_from_url(DATABASE_REPLICA_URL)
+    DATABASES["replica"]["OPTIONS"] = {**DATABASES["default"]["OPTIONS"], **DATABASES["replica"]["OPTIONS"]}
+    for _name in ("CONN_MAX_AGE", "CONN_HEALTH_CHECKS"):
+        DATABASES["replica"][_name] = DATABASES["default"][_name]
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+DATABASE_ROUTERS = ["memory_platform.db.replicas.ReadRouter"]
+REPLICA_MAX_LAG_SECONDS = env_int("REPLICA_MAX_LAG_SECONDS", 30)
+REPLICA_RETRY_SECONDS = env_int("REPLICA_RETRY_SECONDS", 30)
+# How long a write's WAL position is kept for the searches of its organization: past it, a replica
+# that is not REPLICA_MAX_LAG_SECONDS behind has replayed it anyway.
+REPLICA_WRITTEN_SECONDS = max(60, 10 * REPLICA_MAX_LAG_SECONDS)
 
 REDIS_URL = env_str("REDIS_URL")
 

@@ -19,6 +19,7 @@ from lifecycle.models import ConsolidationProposal, ProposalState
 from memories.health import platform_health
 from memories.models import Memory
 from memory_platform import metrics
+from memory_platform.db import replicas
 from memory_platform.exceptions import AuthenticationFailed
 from memory_platform.models import Heartbeat
 from organizations.tokens import bearer_token
@@ -46,6 +47,9 @@ def healthz(request: HttpRequest) -> JsonResponse:
         "embedding": {"state": health.embedding.get("state"), "error": health.embedding.get("error")},
         "worker": {**health.worker, "pending_embeddings": pending},
     }
+    replica = replicas.status()
+    if replica is not None:  # searches read the primary meanwhile: the platform serves as it would without one
+        body["replica"] = replica
     return JsonResponse(body, status=200 if health.pgvector_version else 503)
 
 
@@ -76,6 +80,14 @@ class PlatformState(Collector):
         )
         backlog.add_metric([], Memory.objects.filter(embedding_status="pending").count())
         yield backlog
+
+        replica = replicas.status()
+        if replica is not None:
+            lag = GaugeMetricFamily(
+                "memory_platform_replica_lag_seconds", "How far the read replica is behind (-1: it does not answer)."
+            )
+            lag.add_metric([], replica.get("lag_seconds", -1.0))
+            yield lag
 
         proposals = GaugeMetricFamily(
             "memory_platform_open_proposals", "Consolidation proposals waiting for a curator, by kind.", labels=["kind"]

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import QuerySet
 
 from memories.access import flush_access
 from memories.models import Memory
 from memories.search.words import forget_words
+from memory_platform.db import replicas
+from memory_platform.db.replicas import read_connection
 
 
 class ScopeSizes:
@@ -69,7 +71,7 @@ class ScopeSizes:
     def _count(scope: ScopeSQL, limit: int) -> int:
         # No ORDER BY: the model's ordering would sort the scope.
         sql = f"SELECT count(*) FROM (SELECT 1 FROM ({scope.sql}) s WHERE s.embedding IS NOT NULL LIMIT %s) c"  # noqa: S608 - the scope's SQL, values as parameters
-        with connection.cursor() as cursor:
+        with read_connection().cursor() as cursor:
             cursor.execute(sql, [*scope.params, limit + 1])
             return int(cursor.fetchone()[0])
 
@@ -195,7 +197,7 @@ def documents_holding(
             f"SELECT l.lexeme, (SELECT count(*) FROM {table} WHERE organization_id = %s{condition} "
             "AND coalesce(search_vector, ''::tsvector) @@ l.q) FROM l"
         )
-        with connection.cursor() as cursor:
+        with read_connection().cursor() as cursor:
             cursor.execute(sql, [lexemes, [quote_lexeme(lexeme) for lexeme in lexemes], organization_id])
             return [(lexeme, int(count)) for lexeme, count in cursor.fetchall()]
     parts = " UNION ALL ".join(
@@ -206,7 +208,7 @@ def documents_holding(
     params: list[Any] = []
     for lexeme in lexemes:
         params += [lexeme, organization_id, quote_lexeme(lexeme)]
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(parts, params)
         return [(lexeme, int(count)) for lexeme, count in cursor.fetchall()]
 
@@ -215,7 +217,7 @@ def words_held_by_many(table: str, organization_id: int, at_least: int, where: s
     """How many of an organization's rows of ``table`` (``where`` narrows them) hold each word that
     ``at_least`` of them hold: one ts_stat pass over the rows, instead of a count per word."""
     condition = f" AND {where}" if where else ""
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(
             f"SELECT word, ndoc FROM ts_stat(format('SELECT search_vector FROM {table} "  # noqa: S608 - names, not input
             f"WHERE organization_id = %%s{condition}', %s::bigint)) WHERE ndoc >= %s",
@@ -252,7 +254,7 @@ class TermStatistics:
             cached = self._corpus.get(organization_id)
         if cached and now - cached[0] < self.ttl_seconds and not self._small(cached[1]):
             return cached[1], cached[2]
-        with connection.cursor() as cursor:
+        with read_connection().cursor() as cursor:
             cursor.execute(
                 "SELECT count(*), coalesce(avg(length(search_vector)), 1) FROM memories_memory "
                 "WHERE organization_id = %s AND deleted_at IS NULL",
@@ -371,3 +373,4 @@ def memories_changed(organization_id: int, *, created_only: bool = False) -> Non
     scope_sizes.invalidate(organization_id, grown_only=created_only)
     # Another thread may count the old state before this transaction commits: forget again then.
     transaction.on_commit(lambda: scope_sizes.invalidate(organization_id, grown_only=created_only))
+    replicas.written(organization_id)  # its searches read a replica only once it has replayed this

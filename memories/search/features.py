@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
 from django.db.models import QuerySet
 
 from memories.models import Memory
@@ -28,6 +27,7 @@ from memories.search.keyword import QueryTerms, bm25_sql
 from memories.search.params import Candidate, Features
 from memories.search.questions import STATES_TIME_PATTERN, QueryTraits
 from memory_platform.db.prepared import prepared_cursor
+from memory_platform.db.replicas import read_connection, reading
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def _rows(scope: ScopeSQL, pool: list[Any], context: QueryContext, neighbors_of:
         params += [*scope.params, neighbors_of, *scope.params, neighbors_of, pool]
     # Without neighbours, a lookup by ids whose plan does not depend on them: prepared. The lateral
     # joins through the scope are planned for the values at hand.
-    with connection.cursor() if neighbors_of else prepared_cursor() as cursor:
+    with read_connection().cursor() if neighbors_of else prepared_cursor(reading()) as cursor:
         cursor.execute(sql, params)
         return list(cursor.fetchall())
 

@@ -18,6 +18,7 @@ from django.db import connection
 
 from memories.models import Memory
 from memory_platform.db.prepared import prepared_cursor
+from memory_platform.db.replicas import reading
 from organizations.models import Organization, Repository, User
 
 HIT_DEFERRED_FIELDS = ("embedding", "search_vector")
@@ -65,7 +66,7 @@ def hit_memories(pks: list[Any]) -> dict[Any, Memory]:
             loaded[model, pk] = model.from_db(connection.alias, ["id", column], [pk, value])
         return loaded[model, pk]
 
-    with prepared_cursor() as cursor:
+    with prepared_cursor(reading()) as cursor:  # the instances are the primary's rows, wherever read
         cursor.execute(sql, [pks])
         rows = cursor.fetchall()
     memories: dict[Any, Memory] = {}

@@ -28,11 +28,12 @@ from memories.search.caches import (
 )
 from memories.search.params import Candidate
 from memory_platform.db.prepared import bound_cursor, prepared_cursor
+from memory_platform.db.replicas import reading
 
 
 def query_lexemes(query: str, names: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
     """The query's lexemes, and those of the names it mentions (memories.search.questions)."""
-    with prepared_cursor() as cursor:
+    with prepared_cursor(reading()) as cursor:
         cursor.execute(
             "SELECT ARRAY(SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY lexeme), "
             "ARRAY(SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY lexeme)",
@@ -215,7 +216,7 @@ def keyword_candidates(
             f"{ranked} FROM ({rows}) p ORDER BY 5 DESC, 2 DESC, 3 DESC, 1 LIMIT %s) k {order}"
         )
         # Bound apart from its text: the lexemes and weights are not parsed as literals.
-        with bound_cursor() as cursor:
+        with bound_cursor(reading()) as cursor:
             cursor.execute(sql, [*params, k])
             return list(cursor.fetchall())
 

@@ -56,6 +56,7 @@ from memories.selectors import (
     memory_visible_arms,
     memory_visible_queryset,
 )
+from memory_platform.db.replicas import lag_tolerant
 from memory_platform.exceptions import SearchUnavailable
 from memory_platform.metrics import SEARCH_STAGE_SECONDS, timed
 from organizations.principal import Principal
@@ -65,8 +66,13 @@ def memory_search(principal: Principal, params: SearchParams, *, counts_as_read:
     """Search what the principal may see. Raises SearchUnavailable if vector mode cannot embed.
 
     The hits count as reads (freshness, access counts) unless ``counts_as_read`` is False: a
-    curator looking through memories is not an agent using them.
+    curator looking through memories is not an agent using them. Read from the replica when it
+    may answer (memory_platform.db.replicas).
     """
+    return lag_tolerant(principal.organization.pk, lambda: _search(principal, params, counts_as_read))
+
+
+def _search(principal: Principal, params: SearchParams, counts_as_read: bool) -> SearchPage:
     if not params.query:
         return _browse(principal, params, counts_as_read=counts_as_read)
     scope = _Scope.of(principal, params)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.conf import settings
-from django.db import connection
 from django.db.models import QuerySet
 
 from memories.fields import vector_text
@@ -16,6 +15,7 @@ from memories.search.caches import ScopeSQL, created_micros, in_session, scope_s
 from memories.search.params import Candidate
 from memory_platform.db.base import session_ef_search
 from memory_platform.db.prepared import bound_cursor
+from memory_platform.db.replicas import read_connection, reading
 from memory_platform.db.transactions import savepoint_if_in_transaction
 
 _ITERATIVE = "set_config('hnsw.iterative_scan', 'relaxed_order', true)"
@@ -49,12 +49,12 @@ def vector_candidates(
         params += [text, *arm_params, text, k]
     sql = " UNION ALL ".join(parts)
     # Inside a transaction of the caller's, a savepoint keeps a failure here from failing it, as before.
-    savepoint = savepoint_if_in_transaction()
+    savepoint = savepoint_if_in_transaction(reading())
     if small or k <= session_ef_search():
         # One statement, its values bound apart from its text (the vector, twice, is not parsed as
         # a literal): the connection's session already walks the HNSW graph as this query needs
         # (memory_platform.db.base.session_settings).
-        with savepoint, bound_cursor() as cursor:
+        with savepoint, bound_cursor(reading()) as cursor:
             cursor.execute(sql, params)
             rows = list(cursor.fetchall())
     else:
@@ -64,7 +64,7 @@ def vector_candidates(
         # parameters itself and sends the text by the simple protocol, which takes several statements.)
         sql = f"SELECT {_ITERATIVE}, set_config('hnsw.ef_search', %s, true); {sql}"
         params = [str(max(settings.SEARCH_HNSW_EF_SEARCH, k)), *params]
-        with savepoint, connection.cursor() as cursor:
+        with savepoint, read_connection().cursor() as cursor:
             cursor.execute(sql, params)
             cursor.nextset()
             rows = list(cursor.fetchall())

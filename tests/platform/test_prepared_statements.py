@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
@@ -99,8 +99,12 @@ def test_the_retrievers_bind_their_values_apart_and_answer_as_when_bound_in_pyth
         return [hit_ids(search(acme.agent, query="invoice approvals", mode=mode, min_score=0)) for mode in modes]
 
     bound = both()
-    monkeypatch.setattr(keyword, "bound_cursor", connection.cursor)  # Django's cursor: bound in Python
-    monkeypatch.setattr(vector, "bound_cursor", connection.cursor)
+
+    def django_cursor(using: str) -> Any:  # Django's cursor: bound in Python
+        return connections[using].cursor()
+
+    monkeypatch.setattr(keyword, "bound_cursor", django_cursor)
+    monkeypatch.setattr(vector, "bound_cursor", django_cursor)
     in_python = both()
     assert [len(ids) for ids in bound] == [2, 2] and bound == in_python
 
