@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,6 +71,16 @@ def start_server(env: dict[str, str], log: Path, *, workers: int = 1) -> tuple[s
             within = f"{SERVER_START_TIMEOUT:.0f} s"
             raise RuntimeError(f"the web server did not answer /healthz within {within}:\n{tail(log)}")
         time.sleep(0.1)
+
+
+def manage(env: dict[str, str], *args: str, timeout: float = 180) -> str:
+    """``python manage.py ARGS`` in a process of its own with ``env``; its standard output (it must succeed)."""
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=settings.BASE_DIR, env=env, capture_output=True, text=True,
+        check=False, timeout=timeout,
+    )  # fmt: skip
+    assert done.returncode == 0, f"manage.py {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:

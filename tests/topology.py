@@ -38,7 +38,7 @@ import yaml
 from django.conf import settings
 
 from memory_platform import embedded_db
-from tests.live_server import free_port, tail
+from tests.live_server import free_port, manage, tail
 
 COMPOSE_FILE = Path(settings.BASE_DIR) / "docker-compose.yml"
 NGINX_SITE = Path(settings.BASE_DIR) / "deploy" / "nginx.conf"
@@ -297,13 +297,7 @@ class Topology:
 
     def manage(self, *args: str, **extra_env: str) -> str:
         """``python manage.py ARGS`` as `docker compose exec web ...` runs it; its standard output."""
-        env = {**self.app_env(), **extra_env}
-        done = subprocess.run(
-            [sys.executable, "manage.py", *args], cwd=settings.BASE_DIR, env=env, capture_output=True, text=True,
-            check=False, timeout=120,
-        )  # fmt: skip
-        assert done.returncode == 0, f"manage.py {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-        return done.stdout
+        return manage({**self.app_env(), **extra_env}, *args, timeout=120)
 
     def logs(self) -> str:
         return "\n".join(service.tail() for service in self.services.values())

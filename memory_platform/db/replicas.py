@@ -178,16 +178,20 @@ def lag_tolerant(organization_id: int, search: Callable[[], T]) -> T:
 
 
 def status() -> dict[str, Any] | None:
-    """What /healthz and the operators' status say of the replica: None when there is none."""
+    """What /healthz and /metrics say of the replica: None when there is none. A replica that failed
+    is not asked again before REPLICA_RETRY_SECONDS (a health check must not wait on its timeout)."""
     if not configured():
         return None
+    if time.monotonic() < _down_until:
+        return {"state": "down"}
     try:
         with connections[REPLICA].cursor() as cursor:
             cursor.execute(_CHECK_SQL, ["0/0"])
             in_recovery, _, lag = cursor.fetchone()
     except DatabaseError as error:
+        _failed(error)
         return {"state": "down", "error": str(error).strip().splitlines()[0]}
     state = "ok" if in_recovery and float(lag) <= settings.REPLICA_MAX_LAG_SECONDS else "lagging"
     if not in_recovery:
         state = "not a replica"
-    return {"state": state, "lag_seconds": round(float(lag), 3), "in_use": time.monotonic() >= _down_until}
+    return {"state": state, "lag_seconds": round(float(lag), 3)}

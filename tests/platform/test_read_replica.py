@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,10 +21,10 @@ import httpx
 import psycopg
 import pytest
 import redis
-from django.conf import settings
 
 from memory_platform import embedded_db
-from tests.live_server import free_port, start_server, stop
+from tests.code_index.conftest import python_module, write_tree
+from tests.live_server import free_port, manage, start_server, stop
 from tests.mcp.http import bearer
 
 pytestmark = pytest.mark.processes
@@ -42,6 +41,7 @@ class Platform:
     tokens: dict[str, str]
     replica_dir: Path
     replica_port: int
+    env: dict[str, str]  # the web processes', for commands run beside them
 
     def client(self, organization: str) -> httpx.Client:
         return httpx.Client(base_url=self.base_url, headers=bearer(self.tokens[organization]), timeout=30)
@@ -49,6 +49,18 @@ class Platform:
     def replica_sql(self, sql: str) -> Any:
         with psycopg.connect(self.replica, autocommit=True) as connection:
             return connection.execute(sql).fetchone()
+
+    def pause_replay(self) -> None:
+        """Stop the replica's replay right after a commit it has replayed: its lag counts from now."""
+        with psycopg.connect(self.primary, autocommit=True) as connection:
+            connection.execute("SELECT pg_current_xact_id()")  # a transaction with a commit record
+        self.caught_up()
+        self.replica_sql("SELECT pg_wal_replay_pause()")
+
+    def behind_the_platform(self, sql: str, *params: Any) -> None:
+        """A change on the primary that no write of the platform's records: only what reads the primary sees it."""
+        with psycopg.connect(self.primary, autocommit=True) as connection:
+            connection.execute(sql, params)
 
     def caught_up(self) -> None:
         """Wait until the replica has replayed everything the primary has written so far."""
@@ -60,15 +72,6 @@ class Platform:
             time.sleep(0.05)
 
 
-def _manage(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=settings.BASE_DIR, env=env, capture_output=True, text=True,
-        check=False, timeout=180,
-    )  # fmt: skip
-    assert done.returncode == 0, f"manage.py {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
-
-
 @pytest.fixture(scope="module")
 def platform(tmp_path_factory: pytest.TempPathFactory, server_env: dict[str, str]) -> Iterator[Platform]:
     root = tmp_path_factory.mktemp("replica")
@@ -78,12 +81,12 @@ def platform(tmp_path_factory: pytest.TempPathFactory, server_env: dict[str, str
     try:
         primary_url = f"postgresql://postgres@127.0.0.1:{primary.port}/memory_platform"
         env = {**server_env, "DATABASE_URL": primary_url}
-        _manage(env, "migrate", "--no-input")
+        manage(env, "migrate", "--no-input")
         replica = embedded_db.start_replica(primary, replica_dir, tcp_port=free_port())
         replica_url = f"postgresql://postgres@127.0.0.1:{replica.port}/memory_platform"
         tokens = {
-            slug: json.loads(_manage(env, "create_organization", slug, "--token-role", "agent", "--json"))["token"]
-            for slug in ("writer", "reader")
+            slug: json.loads(manage(env, "create_organization", slug, "--token-role", "admin", "--json"))["token"]
+            for slug in ("writer", "reader")  # admins: they may add repositories
         }
         redis.Redis.from_url(REDIS).flushdb()
         env |= {
@@ -94,7 +97,7 @@ def platform(tmp_path_factory: pytest.TempPathFactory, server_env: dict[str, str
             "API_THROTTLE_RATE": "",
         }
         server, base_url = start_server(env, root / "server.log", workers=2)
-        yield Platform(base_url, primary_url, replica_url, tokens, replica_dir, replica.port)
+        yield Platform(base_url, primary_url, replica_url, tokens, replica_dir, replica.port, env)
     finally:
         if server is not None:
             stop(server)
@@ -115,11 +118,6 @@ def _found(client: httpx.Client, query: str) -> list[str]:
     return [hit["id"] for hit in response.json()["results"]]
 
 
-def _retire_behind_the_platform(platform: Platform, memory_id: str) -> None:
-    with psycopg.connect(platform.primary, autocommit=True) as connection:
-        connection.execute("UPDATE memories_memory SET deleted_at = now() WHERE id = %s", [memory_id])
-
-
 def test_searches_read_the_replica_unless_it_lacks_what_they_need(platform: Platform) -> None:
     with platform.client("reader") as reader, platform.client("writer") as writer:
         kept = _write(reader, "The quarterly zephyrine audit goes to the finance team.")
@@ -128,9 +126,9 @@ def test_searches_read_the_replica_unless_it_lacks_what_they_need(platform: Plat
         assert platform.replica_sql("SELECT pg_is_in_recovery()")[0]
         assert set(_found(reader, "zephyrine")) == {kept, retired}
 
-        platform.replica_sql("SELECT pg_wal_replay_pause()")
+        platform.pause_replay()
         try:
-            _retire_behind_the_platform(platform, retired)
+            platform.behind_the_platform("UPDATE memories_memory SET deleted_at = now() WHERE id = %s", retired)
             # The replica has not replayed it, and is not behind by more than MAX_LAG: it answers.
             assert set(_found(reader, "zephyrine")) == {kept, retired}, "the search did not read the replica"
 
@@ -167,3 +165,29 @@ def test_searches_answer_from_the_primary_while_the_replica_is_down(platform: Pl
             embedded_db.ensure_running(platform.replica_dir, tcp_port=platform.replica_port)
         platform.caught_up()
         assert _found(reader, "pelagornis") == [memory]
+
+
+def _code_paths(client: httpx.Client, query: str) -> list[str]:
+    response = client.post("/api/v1/code/search/", json={"query": query, "mode": "keyword", "min_score": 0})
+    assert response.status_code == 200, response.text
+    return [hit["file_path"] for hit in response.json()["results"]]
+
+
+def test_code_search_reads_the_replica_too(platform: Platform, tmp_path: Path) -> None:
+    files = {"billing/ledger.py": python_module("reconcile_ledger"), "billing/refund.py": python_module("issue_refund")}
+    tree = write_tree(tmp_path / "billing", files)
+    with platform.client("reader") as reader:
+        assert reader.post("/api/v1/repositories/", json={"slug": "billing", "name": "Billing"}).status_code == 201
+        manage(platform.env, "code_index", "billing", str(tree), "--organization", "reader")
+        assert _code_paths(reader, "issue_refund")[:1] == ["billing/refund.py"]
+
+        platform.pause_replay()
+        try:
+            platform.behind_the_platform("DELETE FROM code_index_codechunk WHERE path = %s", "billing/refund.py")
+            assert _code_paths(reader, "issue_refund")[:1] == ["billing/refund.py"], (
+                "the search did not read the replica"
+            )
+        finally:
+            platform.replica_sql("SELECT pg_wal_replay_resume()")
+        platform.caught_up()
+        assert "billing/refund.py" not in _code_paths(reader, "issue_refund")
