@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 from uuid import UUID
 
+import numpy as np
 from django.conf import settings
 from django.db import connection
 
@@ -95,11 +96,92 @@ ORDER BY q.i, n.similarity DESC
 """
 
 
+# A batch of many memories in a scope of few: every new memory is compared with every row of the
+# scope, in one matrix product here, with the scope's vectors read once (their binary form), instead
+# of PostgreSQL sorting the scope's rows once per new memory (its cosine distance, row by row, was
+# most of a batch's database time: bench/ingest_hints.py).
+# A scope of more rows than MATRIX_ROWS_PER_MEMORY per new memory (at least MATRIX_ROWS, at most
+# MATRIX_ROWS_MAX) has its organization's HNSW graph walked instead (SQL below), once per memory.
+MATRIX_AT_LEAST = 16
+MATRIX_ROWS = 4000
+MATRIX_ROWS_PER_MEMORY = 16
+MATRIX_ROWS_MAX = 16_000
+_SCOPE_ROWS = """
+FROM memories_memory AS m
+WHERE m.organization_id = %s AND m.scope_type = %s AND {repository} AND {owner}
+  AND m.deleted_at IS NULL AND m.superseded_by_id IS NULL AND m.embedding IS NOT NULL
+"""
+_ROWS_SQL = "SELECT id, title, current_content, memory_type, status FROM memories_memory WHERE id = ANY(%s::uuid[])"
+
+
+def _scope_condition(column: str, value: Any) -> tuple[str, list[Any]]:
+    return (f"m.{column} IS NULL", []) if value is None else (f"m.{column} = %s", [value])
+
+
+def _by_matrix(
+    organization_id: int, scope: tuple[str, Any, Any], memories: list[Memory]
+) -> list[list[tuple[Any, ...]]] | None:
+    """The neighbours of ``memories`` (all of one scope) as _neighbours gives them, from one read of
+    the scope's vectors; None when the scope holds too many of them (see MATRIX_ROWS)."""
+    most = min(MATRIX_ROWS_MAX, max(MATRIX_ROWS, MATRIX_ROWS_PER_MEMORY * len(memories)))
+    scope_type, repository, owner = scope
+    repository_sql, repository_params = _scope_condition("repository_id", repository)
+    owner_sql, owner_params = _scope_condition("owner_id", owner)
+    rows_sql = _SCOPE_ROWS.format(repository=repository_sql, owner=owner_sql)
+    params = [organization_id, scope_type, *repository_params, *owner_params]
+    with connection.cursor() as cursor:
+        # Counted first (ids only): a large scope's vectors are not read for nothing.
+        cursor.execute(f"SELECT count(*) FROM (SELECT 1 {rows_sql} LIMIT %s) s", [*params, most + 1])  # noqa: S608 - our SQL, values as parameters
+        if cursor.fetchone()[0] > most:
+            return None
+        cursor.execute(f"SELECT m.id, vector_send(m.embedding) {rows_sql}", params)
+        rows = cursor.fetchall()
+    found: list[list[tuple[Any, ...]]] = [[] for _ in memories]
+    if not rows:
+        return found
+    ids = [row[0] for row in rows]
+    # pgvector's binary form: two 16-bit words (dimensions, unused), then big-endian float4s.
+    scope_vectors = np.frombuffer(b"".join(bytes(row[1]) for row in rows), dtype=">f4")
+    scope_vectors = scope_vectors.reshape(len(rows), -1)[:, 1:].astype(np.float32)
+    new_vectors = np.asarray([memory.embedding for memory in memories], dtype=np.float32)
+    similarity = _unit(new_vectors) @ _unit(scope_vectors).T
+    position = {pk: index for index, pk in enumerate(ids)}
+    for row, memory in enumerate(memories):
+        if memory.pk in position:
+            similarity[row, position[memory.pk]] = -np.inf  # not its own neighbour
+    count = min(NEIGHBOURS, len(ids))
+    nearest = np.argpartition(-similarity, count - 1, axis=1)[:, :count]
+    wanted = {ids[column] for row in nearest for column in row}
+    with connection.cursor() as cursor:
+        cursor.execute(_ROWS_SQL, [list(wanted)])
+        details = {row[0]: row[1:] for row in cursor.fetchall()}
+    for row, columns in enumerate(nearest):
+        ranked = sorted(((float(similarity[row, column]), ids[column]) for column in columns), reverse=True)
+        found[row] = [(pk, *details[pk], value) for value, pk in ranked if value > -np.inf and pk in details]
+    return found
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1, norms)
+
+
 def _neighbours(organization_id: int, written: list[Memory]) -> list[list[tuple[Any, ...]]]:
     """Each memory's nearest neighbours of its scope, as (id, title, content, type, status, similarity)."""
     scopes: dict[tuple[str, Any, Any], list[int]] = {}
     for position, memory in enumerate(written):
         scopes.setdefault((memory.scope_type, memory.repository_id, memory.owner_id), []).append(position)
+    found: list[list[tuple[Any, ...]]] = [[] for _ in written]
+    for scope, positions in list(scopes.items()):
+        if len(positions) >= MATRIX_AT_LEAST:
+            with savepoint_if_in_transaction():
+                by_matrix = _by_matrix(organization_id, scope, [written[i] for i in positions])
+            if by_matrix is not None:
+                for i, rows in zip(positions, by_matrix, strict=True):
+                    found[i] = rows
+                del scopes[scope]
+    if not scopes:
+        return found
     statements = [_SETTINGS_SQL]
     params: dict[str, Any] = {"organization": organization_id, "limit": NEIGHBOURS}
     for g, ((scope_type, repository, owner), positions) in enumerate(scopes.items()):
@@ -117,7 +199,6 @@ def _neighbours(organization_id: int, written: list[Memory]) -> list[list[tuple[
             f"repository{g}": repository,
             f"owner{g}": owner,
         }
-    found: list[list[tuple[Any, ...]]] = [[] for _ in written]
     # The statements sent as one run in one (implicit) transaction, which the settings last for;
     # inside a caller's transaction, a savepoint keeps them to it as before.
     with savepoint_if_in_transaction(), connection.cursor() as cursor:
