@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from django.db import IntegrityError, transaction
 
-from memories.models import Memory, MemoryVersion
+from memories.models import Memory, MemoryType, MemoryVersion, Status
 from memory_platform.bulk import copy_insert
 from tests.conftest import Tenant
 
@@ -51,6 +51,32 @@ def test_rows_are_stored_as_bulk_create_stores_them(acme: Tenant) -> None:
         assert getattr(by_copy, name) == getattr(by_bulk_create, name), name
     assert by_copy.search_vector  # the generated column was computed for the copied row too
     assert Memory.objects.filter(pk=copied.pk, search_vector="rabbitmq").exists()
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"importance": "7"},  # text for a number
+        {"importance": True},  # a bool for a number: 1
+        {"status": Status.ACTIVE, "memory_type": MemoryType.DECISION_LOG},  # enum members
+        {"id": "6f1c1c0e-8a1e-4c1a-9d3e-0f6b1a2c3d4e"},  # text for a UUID
+        {"title": ""},
+    ],
+    ids=["text-for-int", "bool-for-int", "enums", "text-for-uuid", "empty-text"],
+)
+def test_values_the_field_converts_are_stored_as_bulk_create_stores_them(
+    acme: Tenant, fields: dict[str, object]
+) -> None:
+    copied = _memory(acme, **fields)
+    created = _memory(acme, **{**fields, "id": uuid.uuid4()})
+
+    copy_insert([copied])
+    Memory.objects.bulk_create([created])
+
+    by_copy = Memory.objects.get(pk=copied.pk)
+    by_bulk_create = Memory.objects.get(pk=created.pk)
+    for name in COMPARED:
+        assert getattr(by_copy, name) == getattr(by_bulk_create, name), name
 
 
 def test_null_and_empty_values_survive(acme: Tenant) -> None:
