@@ -114,10 +114,28 @@ def _scanner() -> object:
         with _configured:
             if not _ready:
                 get_settings().configure_plugins([{"name": name} for name in _PLUGINS])
+                filters = get_settings().filters
+                if filters.pop(_INDIRECT_REFERENCE, None) is not None:
+                    filters[f"{__name__}.is_indirect_reference"] = {}
                 get_plugins.cache_clear()
                 get_filters.cache_clear()
                 _ready = True
     return scan._process_line_based_plugins
+
+
+_INDIRECT_REFERENCE = "detect_secrets.filters.heuristic.is_indirect_reference"
+
+
+def is_indirect_reference(line: str) -> bool:
+    """detect-secrets' filter of lines such as ``secret = get_secret_key()``, asked only of lines that
+    hold what its pattern needs (an assignment or comparison, and a bracket opened and closed): the
+    pattern backtracks over every start of a line, a third of a millisecond for a window of prose,
+    which made it the scan's largest cost (a quarter of a batch write's time)."""
+    from detect_secrets.filters.heuristic import is_indirect_reference as theirs
+
+    if not any(mark in line for mark in ":=!") or not ("(" in line or "[" in line) or not (")" in line or "]" in line):
+        return False
+    return bool(theirs(line))
 
 
 def _passes(filename: str | None) -> tuple[str, ...]:
