@@ -22,6 +22,8 @@ from memory_platform import web
 from tests.conftest import database_url_of_the_test_database
 
 SERVER_START_TIMEOUT = 60.0
+# What a test's server never takes from the shell: a test that wants Redis or a replica gives its own.
+NOT_INHERITED = ("REDIS_URL", "DATABASE_REPLICA_URL", "MEMORY_PLATFORM_TOKEN")
 
 
 def free_port() -> int:
@@ -33,7 +35,7 @@ def free_port() -> int:
 @pytest.fixture(scope="session")
 def server_env(django_db_setup: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Environment for server children: the test database, a private broker, logs unbuffered."""
-    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MEMORY_PLATFORM_TOKEN")}
+    env = {key: value for key, value in os.environ.items() if key not in NOT_INHERITED}
     env.update(
         DATABASE_URL=database_url_of_the_test_database(),
         # Backfills a write might schedule must not reach a worker someone else is running.

@@ -16,6 +16,7 @@ from memories.embeddings import EmbeddingProvider, get_provider, reset_provider
 from memories.embeddings.http import OpenAICompatibleProvider
 from memory_platform.celery import app
 from tests.conftest import database_url_of_the_test_database
+from tests.live_server import NOT_INHERITED
 
 
 @pytest.fixture
@@ -83,7 +84,7 @@ def broker_dir(tmp_path: Path) -> Iterator[Path]:
 @pytest.fixture
 def subprocess_env(broker_dir: Path) -> dict[str, str]:
     """Environment for a worker or serve child: the test database and this test's broker."""
-    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "CELERY_BROKER_URL")}
+    env = {key: value for key, value in os.environ.items() if key not in (*NOT_INHERITED, "CELERY_BROKER_URL")}
     env.update(
         DATABASE_URL=database_url_of_the_test_database(), CELERY_BROKER_DIR=str(broker_dir), PYTHONUNBUFFERED="1"
     )
