@@ -15,6 +15,7 @@ import pytest
 from memories.embeddings import EmbeddingProvider, get_provider, reset_provider
 from memories.embeddings.http import OpenAICompatibleProvider
 from memory_platform.celery import app
+from memory_platform.worker import BackgroundWorker
 from tests.conftest import database_url_of_the_test_database
 from tests.live_server import NOT_INHERITED
 
@@ -89,6 +90,13 @@ def subprocess_env(broker_dir: Path) -> dict[str, str]:
         DATABASE_URL=database_url_of_the_test_database(), CELERY_BROKER_DIR=str(broker_dir), PYTHONUNBUFFERED="1"
     )
     return env
+
+
+def worker_on(broker_dir: Path, env: dict[str, str]) -> BackgroundWorker:
+    """serve's supervised worker (with beat) taking this test's broker, its log and beat's schedule
+    beside it; started by the caller."""
+    here = broker_dir.parent
+    return BackgroundWorker(log_file=here / "worker.log", schedule_file=here / "celerybeat-schedule", env=env)
 
 
 def wait_for(condition: Callable[[], Any], timeout: float, what: str, poll: float = 0.2) -> Any:

@@ -12,9 +12,8 @@ from django.db import transaction
 from memories.embeddings import EmbeddingProvider
 from memories.embeddings.http import OpenAICompatibleProvider
 from memories.models import EmbeddingStatus, Memory
-from memory_platform.worker import BackgroundWorker
 from tests.conftest import MemoryFactory
-from tests.worker.conftest import process_gone, wait_for
+from tests.worker.conftest import process_gone, wait_for, worker_on
 
 
 @pytest.mark.django_db(transaction=True)
@@ -33,10 +32,7 @@ def test_a_worker_process_embeds_what_was_stored_while_the_provider_was_down(
     assert len(messages) == 1, "the backfill is a message in the file broker"
     assert str(memory.pk) in messages[0].read_text()
 
-    here = broker_dir.parent
-    worker = BackgroundWorker(
-        log_file=here / "worker.log", schedule_file=here / "celerybeat-schedule", env=subprocess_env
-    )
+    worker = worker_on(broker_dir, subprocess_env)
     worker.start()
     try:
         ready = wait_for(

@@ -10,9 +10,8 @@ from django.db import transaction
 
 from knowledge.mentions import mentions_of
 from knowledge.services import entity_add_alias, entity_resolve
-from memory_platform.worker import BackgroundWorker
 from tests.conftest import MemoryFactory, Tenant
-from tests.worker.conftest import wait_for
+from tests.worker.conftest import wait_for, worker_on
 
 
 @pytest.mark.django_db(transaction=True)
@@ -29,10 +28,7 @@ def test_a_worker_process_links_the_memories_that_say_a_new_alias(
     messages = list(broker_dir.glob("*.celery.msg"))
     assert any("knowledge_alias_mentions" in m.read_text() for m in messages), "the task waits in the broker"
 
-    here = broker_dir.parent
-    worker = BackgroundWorker(
-        log_file=here / "worker.log", schedule_file=here / "celerybeat-schedule", env=subprocess_env
-    )
+    worker = worker_on(broker_dir, subprocess_env)
     worker.start()
     try:
         linked = wait_for(
