@@ -147,7 +147,7 @@ class CodeIndexRun(models.Model):
     """One pass over a repository: a path scan, a manifest sync, or a watch re-scan that found changes."""
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
-    index = models.ForeignKey(CodeIndex, on_delete=models.CASCADE, related_name="runs")
+    index = models.ForeignKey(CodeIndex, on_delete=models.CASCADE, related_name="runs", db_index=False)
     trigger = models.CharField(max_length=16, choices=Trigger.choices)
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.INDEXING)
     phase = models.CharField(max_length=16, choices=RunPhase.choices, default=RunPhase.QUEUED)

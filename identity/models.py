@@ -11,7 +11,7 @@ class SingleSignOnMembership(models.Model):
 
     Memberships an admin gave by hand have no row here, and single sign-on never removes them."""
 
-    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+", db_index=False)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
     granted_at = models.DateTimeField(default=timezone.now)
 

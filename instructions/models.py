@@ -24,7 +24,9 @@ class InstructionKey(models.TextChoices):
 class InstructionText(models.Model):
     """An organization's own wording of one prompt or doc; without one, the shipped default."""
 
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="instruction_texts")
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="instruction_texts", db_index=False
+    )
     key = models.CharField(max_length=64, choices=InstructionKey.choices)
     text = models.TextField()
     updated_at = models.DateTimeField(default=timezone.now)

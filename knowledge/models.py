@@ -22,7 +22,9 @@ class RelationType(models.TextChoices):
 class MemoryLink(models.Model):
     """A typed, directed relation between two memories of one organization."""
 
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memory_links")
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="memory_links", db_index=False
+    )
     source = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="outgoing_links")
     target = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="incoming_links")
     relation_type = models.CharField(max_length=32, choices=RelationType.choices, default=RelationType.RELATED)
@@ -67,7 +69,7 @@ class Entity(models.Model):
 class EntityAlias(models.Model):
     """A name an entity is known by; matched case-insensitively. Every entity has its own name as one."""
 
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+", db_index=False)
     entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="aliases")
     alias = models.CharField(max_length=200)
     normalized = models.CharField(max_length=200, editable=False)
@@ -85,7 +87,7 @@ class EntityAlias(models.Model):
 class Predicate(models.Model):
     """Declares a predicate multi-valued: asserting it adds a fact instead of replacing the current one."""
 
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="predicates")
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="predicates", db_index=False)
     name = models.CharField(max_length=100)
     multi_valued = models.BooleanField(default=False)
     description = models.TextField(blank=True)
@@ -105,7 +107,7 @@ class Triple(models.Model):
     changed in substance: a correction expires the row and records its successor.
     """
 
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="triples")
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="triples", db_index=False)
     subject = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="subject_triples")
     predicate = models.CharField(max_length=100)
     object = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="object_triples")
@@ -168,8 +170,8 @@ class Mention(models.Model):
     key, so an alias given later links every memory that already says it. Derived from the text:
     written with it, in the write's transaction (knowledge.mentions)."""
 
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="mentions")
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+", db_index=False)
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="mentions", db_index=False)
     key = models.CharField(max_length=200, help_text="The name's words, case folded (memories.search.words.name_key).")
     written = models.CharField(max_length=200, help_text="The name as the memory first writes it.")
     kind = models.CharField(max_length=16, choices=MentionKind.choices)

@@ -47,7 +47,9 @@ class RunStatus(models.TextChoices):
 class LifecycleRun(models.Model):
     """One pass of a lifecycle worker over one organization."""
 
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="lifecycle_runs")
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="lifecycle_runs", db_index=False
+    )
     kind = models.CharField(max_length=16, choices=RunKind.choices)
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.RUNNING)
     full = models.BooleanField(
@@ -87,7 +89,9 @@ class LifecycleRun(models.Model):
 
 class ConsolidationProposal(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="consolidation_proposals")
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="consolidation_proposals", db_index=False
+    )
     kind = models.CharField(max_length=16, choices=ProposalKind.choices)
     state = models.CharField(max_length=16, choices=ProposalState.choices, default=ProposalState.OPEN)
     memories = models.ManyToManyField(Memory, related_name="consolidation_proposals")
@@ -127,7 +131,7 @@ class DismissedPair(models.Model):
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
     # Stored in sorted order, so (a, b) and (b, a) are one pair.
-    first = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    first = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_index=False)
     second = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_index=False)
     proposal = models.ForeignKey(
         ConsolidationProposal, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -367,7 +367,7 @@ class WritePolicy(models.Model):
 class RecallBundle(models.Model):
     """A context bundle kept under the caller's idempotency key, so a retry gets the same text."""
 
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+", db_index=False)
     actor = models.CharField(max_length=200)
     key = models.CharField(max_length=200)
     bundle = models.TextField()

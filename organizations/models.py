@@ -48,7 +48,9 @@ class Organization(models.Model):
 class Repository(models.Model):
     """A code repository (or any sub-area) of an organization: the ``repository`` memory scope."""
 
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="repositories")
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="repositories", db_index=False
+    )
     slug = models.SlugField(max_length=100, validators=[slug_validator])
     name = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -65,7 +67,7 @@ class Repository(models.Model):
 
 
 class Membership(models.Model):
-    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships", db_index=False)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.READER)
     created_at = models.DateTimeField(default=timezone.now)
@@ -154,7 +156,9 @@ class ApiToken(models.Model):
 class AuditEvent(models.Model):
     """Append-only record of every change: who did what to which object, and why."""
 
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="audit_events")
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="audit_events", db_index=False
+    )
     action = models.CharField(max_length=64)
     target_type = models.CharField(max_length=64)
     target_id = models.CharField(max_length=64)

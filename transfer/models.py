@@ -21,7 +21,7 @@ class ImportRun(models.Model):
     """One import of one file (by its SHA-256) into an organization."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+", db_index=False)
     source_sha256 = models.CharField(max_length=64)
     new_ids = models.BooleanField()
     status = models.CharField(max_length=16, choices=ImportStatus.choices, default=ImportStatus.RUNNING)
@@ -46,7 +46,7 @@ class ImportedId(models.Model):
     """Where a row of the file went: its id in the file, its id here, and whether the import made it
     (or found the organization's own, by its natural key)."""
 
-    run = models.ForeignKey(ImportRun, on_delete=models.CASCADE, related_name="ids")
+    run = models.ForeignKey(ImportRun, on_delete=models.CASCADE, related_name="ids", db_index=False)
     model = models.CharField(max_length=80)  # app_label.ModelName
     old = models.CharField(max_length=64)
     new = models.CharField(max_length=64)

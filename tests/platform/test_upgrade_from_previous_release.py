@@ -102,3 +102,24 @@ def test_the_previous_release_migrates_and_everything_is_still_there(previous_da
     assert "payments" in state["aliases"]
     assert ["payments", "alias"] in state["mentions"], "memories written before mentions were kept have them"
     assert state["found"] == ["We store money as integer cents in the payments API."]
+
+
+def _indexes_on(table: str, column: str) -> list[str]:
+    with psycopg.connect(_conninfo(f"{connection.settings_dict['NAME']}_upgrade")) as conn:  # previous_database
+        rows = conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = %s AND indexdef LIKE %s", [table, f"%({column})"]
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+def test_the_indexes_composites_cover_are_dropped_online_and_come_back_when_unmigrated(previous_database: str) -> None:
+    assert _manage(previous_database, "migrate", "--no-input").returncode == 0
+    assert _indexes_on("organizations_auditevent", "organization_id") == []
+
+    back = _manage(previous_database, "migrate", "organizations", "0001", "--no-input")
+
+    assert back.returncode == 0, back.stderr
+    assert len(_indexes_on("organizations_auditevent", "organization_id")) == 1
+    again = _manage(previous_database, "migrate", "--no-input")
+    assert again.returncode == 0, again.stderr
+    assert _indexes_on("organizations_auditevent", "organization_id") == []

@@ -1,0 +1,58 @@
+"""Foreign-key indexes a composite index already leads with, dropped without a lock that holds up
+writes (memory_platform.db.migration_ops.without_field_index)."""
+
+import django.db.models.deletion
+from django.conf import settings
+from django.db import migrations, models
+
+from memory_platform.db.migration_ops import without_field_index
+
+
+class Migration(migrations.Migration):
+    atomic = False  # DROP INDEX CONCURRENTLY runs outside a transaction
+
+    dependencies = [
+        ("organizations", "0001_tenancy_and_tokens"),
+    ]
+
+    operations = [
+        without_field_index(
+            migrations.AlterField(
+                model_name="auditevent",
+                name="organization",
+                field=models.ForeignKey(
+                    db_index=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="audit_events",
+                    to="organizations.organization",
+                ),
+            ),
+            "organizations",
+        ),
+        without_field_index(
+            migrations.AlterField(
+                model_name="membership",
+                name="user",
+                field=models.ForeignKey(
+                    db_index=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="memberships",
+                    to=settings.AUTH_USER_MODEL,
+                ),
+            ),
+            "organizations",
+        ),
+        without_field_index(
+            migrations.AlterField(
+                model_name="repository",
+                name="organization",
+                field=models.ForeignKey(
+                    db_index=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="repositories",
+                    to="organizations.organization",
+                ),
+            ),
+            "organizations",
+        ),
+    ]
