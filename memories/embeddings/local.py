@@ -65,12 +65,15 @@ def int8_model(source: Path, directory: Path) -> Path:
     """The int8 model quantized from ``source``, made in ``directory`` on first use (once per
     machine: processes starting together wait for the first, under a file lock)."""
     import onnxruntime
-    from onnxruntime import quantization
 
     digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
     target = directory / f"minilm-l6-int8-{digest}-ort{onnxruntime.__version__}.onnx"
     if target.exists():
         return target
+    # Only the first process on a machine quantizes: importing the quantizer (it loads the onnx
+    # package) costs more than a tenth of a second, in every process that starts the model.
+    from onnxruntime import quantization
+
     try:
         directory.mkdir(parents=True, exist_ok=True)
         with (directory / f"{target.name}.lock").open("w") as lock:
