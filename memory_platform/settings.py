@@ -242,7 +242,7 @@ STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "memory_platform.staticfiles.ChangedFilesCompressedStorage"},
 }
 
 # Log lines carry the request's id, organization and principal (memory_platform/logs.py): JSON by

@@ -192,6 +192,13 @@ def make_memory(acme: Tenant) -> MemoryFactory:
     return make
 
 
+@pytest.fixture(scope="session")
+def static_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where this test process's `serve` runs collect the static files (not the data directory other
+    runs use): shared, so only the first run compresses them (memory_platform.staticfiles)."""
+    return tmp_path_factory.mktemp("static")
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings: Any) -> None:
     # The personas and staff users all get passwords; the production hasher is slow on purpose.

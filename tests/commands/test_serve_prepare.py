@@ -19,9 +19,8 @@ LOGIN = re.compile(r"Admin login \(shown once\): admin / (\S+)")
 
 
 @pytest.fixture(autouse=True)
-def _static_root(settings: Any, tmp_path: Path) -> None:
-    # collectstatic must not write into the shared data dir other runs use.
-    settings.STATIC_ROOT = tmp_path / "static"
+def _static_root(settings: Any, static_root: Path) -> None:
+    settings.STATIC_ROOT = static_root
 
 
 def _serve(*args: str) -> str:

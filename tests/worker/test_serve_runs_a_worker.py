@@ -151,9 +151,9 @@ class _Recorder:
 
 
 @pytest.fixture
-def recorded(monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Path) -> _Recorder:
+def recorded(monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Path, static_root: Path) -> _Recorder:
     """serve with the worker and the web server replaced by recorders (the real ones run above)."""
-    settings.STATIC_ROOT = tmp_path / "static"
+    settings.STATIC_ROOT = static_root
     recorder = _Recorder()
     monkeypatch.setattr(BackgroundWorker, "start", lambda self: recorder.calls.append("worker start"))
     monkeypatch.setattr(BackgroundWorker, "stop", lambda self, timeout=0: recorder.calls.append("worker stop"))
