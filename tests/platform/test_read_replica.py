@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ class Platform:
     replica_dir: Path
     replica_port: int
     env: dict[str, str]  # the web processes', for commands run beside them
+    log: Path  # the web processes' log
 
     def client(self, organization: str) -> httpx.Client:
         return httpx.Client(base_url=self.base_url, headers=bearer(self.tokens[organization]), timeout=30)
@@ -61,6 +63,14 @@ class Platform:
         """A change on the primary that no write of the platform's records: only what reads the primary sees it."""
         with psycopg.connect(self.primary, autocommit=True) as connection:
             connection.execute(sql, params)
+
+    def replica_waits_for(self, sql: str, what: str) -> Any:
+        """The first row ``sql`` finds on the replica, once it finds one (within 30 s)."""
+        deadline = time.monotonic() + 30
+        while (row := self.replica_sql(sql)) is None:
+            assert time.monotonic() < deadline, f"{what} within 30 s"
+            time.sleep(0.05)
+        return row
 
     def caught_up(self) -> None:
         """Wait until the replica has replayed everything the primary has written so far."""
@@ -97,7 +107,8 @@ def platform(tmp_path_factory: pytest.TempPathFactory, server_env: dict[str, str
             "API_THROTTLE_RATE": "",
         }
         server, base_url = start_server(env, root / "server.log", workers=2)
-        yield Platform(base_url, primary_url, replica_url, tokens, replica_dir, replica.port, env)
+        log = root / "server.log"
+        yield Platform(base_url, primary_url, replica_url, tokens, replica_dir, replica.port, env, log)
     finally:
         if server is not None:
             stop(server)
@@ -150,6 +161,37 @@ def test_searches_read_the_replica_unless_it_lacks_what_they_need(platform: Plat
 
         platform.caught_up()
         assert httpx.get(f"{platform.base_url}/healthz", timeout=10).json()["replica"]["state"] == "ok"
+
+
+def test_a_search_the_replica_fails_under_is_answered_by_the_primary(platform: Platform) -> None:
+    """The replica's connection ends while a search runs there: the primary answers the search, and
+    the caller never knows. (Run before the replica is restarted below: a web process whose replica
+    connection that restart broke sends its next search to the primary from the start.)"""
+    with platform.client("reader") as reader:
+        memory = _write(reader, "The ornithopter checklist is signed by two people.")
+        with psycopg.connect(platform.primary) as holder:
+            # A lock on the memories, taken on the primary and replayed on the replica: a search there
+            # waits behind it, so it is cut off at a moment the test chooses.
+            holder.execute("LOCK TABLE memories_memory IN ACCESS EXCLUSIVE MODE")
+            platform.behind_the_platform("SELECT pg_current_xact_id()")  # a commit: the lock's record is sent
+            platform.replica_waits_for(
+                "SELECT 1 FROM pg_locks WHERE relation = 'memories_memory'::regclass AND mode = 'AccessExclusiveLock'"
+                " AND granted",
+                "the replica did not replay the lock",
+            )
+            answer: dict[str, Any] = {}
+            search = threading.Thread(target=lambda: answer.update(found=_found(reader, "ornithopter")))
+            search.start()
+            (waiting,) = platform.replica_waits_for(
+                "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND backend_type = 'client backend'",
+                "no search waited on the replica",
+            )
+            platform.replica_sql(f"SELECT pg_terminate_backend({waiting})")
+            holder.rollback()  # the search went on to the primary, or will: the lock holds it no more
+            search.join(timeout=30)
+
+    assert answer.get("found") == [memory]
+    assert "the read replica failed" in platform.log.read_text(), "the search never met the replica's failure"
 
 
 def test_searches_answer_from_the_primary_while_the_replica_is_down(platform: Platform) -> None:
