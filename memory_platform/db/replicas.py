@@ -6,7 +6,8 @@ a search goes to it only when:
 
 - the replica has replayed the organization's last write: every write of memories or code records,
   after its commit, the primary's WAL position for its organization (``written``) in the cache, and
-  a search asks the replica, in the one statement that checks it, whether it has replayed that far.
+  a search asks the replica, in the one statement that checks it (reused by a process's searches
+  for CHECK_REUSE_SECONDS while it covers their writes), whether it has replayed that far.
   An agent that writes and then searches finds what it wrote, whichever web process answers (with
   REDIS_URL; the local cache holds the position for its own process only);
 - it is no further behind than REPLICA_MAX_LAG_SECONDS (what other organizations' writes, a
@@ -27,6 +28,7 @@ import logging
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -43,15 +45,48 @@ _reading: ContextVar[str] = ContextVar("memory_platform_reading", default=DEFAUL
 _down_until = 0.0
 T = TypeVar("T")
 
-# Whether the replica may answer: it is a replica, has replayed the organization's last write (its
-# position given, or 0/0), and is not behind by more than the seconds given. A replica that has
-# replayed all it received is not behind, however long ago its last transaction was.
+# What the replica says of itself: whether it is one, how far it has replayed, and how far behind it
+# is. A replica that has replayed all it received is not behind, however long ago its last
+# transaction was.
 _CHECK_SQL = """
 SELECT pg_is_in_recovery(),
-       COALESCE(pg_last_wal_replay_lsn() >= %s::pg_lsn, false),
+       COALESCE(pg_last_wal_replay_lsn()::text, '0/0'),
        CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
             ELSE COALESCE(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()), 0) END
 """
+# A check this recent answers the next searches of the process (about a millisecond each saved): its
+# replayed position only grows, so one that already covers an organization's last write still does;
+# one that does not is asked again at once. Its lag and role are this much older at most.
+CHECK_REUSE_SECONDS = 0.25
+
+
+@dataclass(frozen=True)
+class _Checked:
+    at: float  # time.monotonic()
+    in_recovery: bool
+    replayed: int  # WAL position
+    lag: float  # seconds
+
+
+_checked: _Checked | None = None
+
+
+def _position(text: str) -> int:
+    """A WAL position ("16/B374D848") as a number."""
+    high, _, low = text.partition("/")
+    return (int(high, 16) << 32) | int(low, 16)
+
+
+def _check(*, reuse: bool) -> _Checked:
+    global _checked  # noqa: PLW0603 - the process's view of the replica
+    now = time.monotonic()
+    if reuse and _checked is not None and now - _checked.at <= CHECK_REUSE_SECONDS:
+        return _checked
+    with connections[REPLICA].cursor() as cursor:
+        cursor.execute(_CHECK_SQL)
+        in_recovery, replayed, lag = cursor.fetchone()
+    _checked = _Checked(now, bool(in_recovery), _position(replayed), float(lag))
+    return _checked
 
 
 class ReadRouter:
@@ -132,21 +167,23 @@ def _why_not_the_replica(organization_id: int) -> str:
     except Exception:  # the cache (Redis) is down: which writes the replica lacks is not known
         logger.warning("the write positions are unknown (the cache failed): searches read the primary")
         return "write positions unknown"
-    with connections[REPLICA].cursor() as cursor:
-        cursor.execute(_CHECK_SQL, [position])
-        in_recovery, replayed, lag = cursor.fetchone()
-    if not in_recovery:
+    needed = _position(position)
+    checked = _check(reuse=True)
+    if checked.in_recovery and checked.replayed < needed:
+        checked = _check(reuse=False)  # it may have replayed the write since
+    if not checked.in_recovery:
         return "not a replica"
-    if not replayed:
+    if checked.replayed < needed:
         return "behind the organization's writes"
-    if float(lag) > settings.REPLICA_MAX_LAG_SECONDS:
+    if checked.lag > settings.REPLICA_MAX_LAG_SECONDS:
         return "lagging"
     return ""
 
 
 def _failed(error: DatabaseError) -> None:
-    global _down_until  # noqa: PLW0603 - the process's view of the replica
+    global _down_until, _checked  # noqa: PLW0603 - the process's view of the replica
     _down_until = time.monotonic() + settings.REPLICA_RETRY_SECONDS
+    _checked = None
     logger.warning(
         "the read replica failed (%s): searches read the primary for %d s", error, settings.REPLICA_RETRY_SECONDS
     )
@@ -185,13 +222,11 @@ def status() -> dict[str, Any] | None:
     if time.monotonic() < _down_until:
         return {"state": "down"}
     try:
-        with connections[REPLICA].cursor() as cursor:
-            cursor.execute(_CHECK_SQL, ["0/0"])
-            in_recovery, _, lag = cursor.fetchone()
+        checked = _check(reuse=False)
     except DatabaseError as error:
         _failed(error)
         return {"state": "down", "error": str(error).strip().splitlines()[0]}
-    state = "ok" if in_recovery and float(lag) <= settings.REPLICA_MAX_LAG_SECONDS else "lagging"
-    if not in_recovery:
+    state = "ok" if checked.in_recovery and checked.lag <= settings.REPLICA_MAX_LAG_SECONDS else "lagging"
+    if not checked.in_recovery:
         state = "not a replica"
-    return {"state": state, "lag_seconds": round(float(lag), 3)}
+    return {"state": state, "lag_seconds": round(checked.lag, 3)}
