@@ -53,10 +53,14 @@ def _conninfo(database: str) -> str:
     return make_conninfo(dbname=database, **{key: str(value) for key, value in given.items() if value})
 
 
+def _upgrade_database() -> str:
+    return f"{connection.settings_dict['NAME']}_upgrade"
+
+
 @pytest.fixture
 def previous_database() -> Iterator[str]:
     """A database on the test server holding the previous release's dump; its DATABASE_URL."""
-    name = f"{connection.settings_dict['NAME']}_upgrade"
+    name = _upgrade_database()
     with psycopg.connect(_conninfo("postgres"), autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
         admin.execute(f'CREATE DATABASE "{name}"')
@@ -105,7 +109,7 @@ def test_the_previous_release_migrates_and_everything_is_still_there(previous_da
 
 
 def _indexes_on(table: str, column: str) -> list[str]:
-    with psycopg.connect(_conninfo(f"{connection.settings_dict['NAME']}_upgrade")) as conn:  # previous_database
+    with psycopg.connect(_conninfo(_upgrade_database())) as conn:
         rows = conn.execute(
             "SELECT indexname FROM pg_indexes WHERE tablename = %s AND indexdef LIKE %s", [table, f"%({column})"]
         ).fetchall()
