@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -23,7 +23,7 @@ from urllib.parse import quote, urlencode
 import psycopg
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.test import override_settings
 from pytest_django.plugin import blocking_manager_key
 
@@ -46,40 +46,49 @@ PERSONA_SLUGS = ("acme", "globex")
 REAL_EMBEDDER_DIRECTORIES = ("search", "worker", "lifecycle", "trust")  # duplicate detection is retrieval too
 
 
-@dataclass
 class Tenant:
-    organization: Organization
-    admin: Principal
-    curator: Principal
-    agent: Principal
-    reader: Principal
-    # A person's own token: needed for user-scope memories.
-    person: Principal
-    raw_tokens: dict[str, str]
+    """A persona organization and its raw tokens; each principal is given by its token's real
+    authentication (as a request's is) the first time a test asks for it."""
+
+    def __init__(self, slug: str, raw_tokens: dict[str, str]) -> None:
+        self.slug = slug
+        self.raw_tokens = raw_tokens
+
+    @cached_property
+    def organization(self) -> Organization:
+        return Organization.objects.get(slug=self.slug)
+
+    @cached_property
+    def admin(self) -> Principal:
+        return principal_for_token(self.raw_tokens[Role.ADMIN])
+
+    @cached_property
+    def curator(self) -> Principal:
+        return principal_for_token(self.raw_tokens[Role.CURATOR])
+
+    @cached_property
+    def agent(self) -> Principal:
+        return principal_for_token(self.raw_tokens[Role.AGENT])
+
+    @cached_property
+    def reader(self) -> Principal:
+        return principal_for_token(self.raw_tokens[Role.READER])
+
+    @cached_property
+    def person(self) -> Principal:
+        """A person's own token: needed for user-scope memories."""
+        return principal_for_token(self.raw_tokens["person"])
 
 
-def _tenant(slug: str) -> Tenant:
+def _tenant(slug: str) -> dict[str, str]:
+    """Persona ``slug``: its organization, a token per role and a person's own token; the raw tokens."""
     organization = Organization.objects.create(slug=slug, name=slug.title())
     operator = Principal.for_operator(organization, "tests")
-    raw: dict[str, str] = {}
-    principals: dict[str, Principal] = {}
-    for role in Role.values:
-        issued = token_create(principal=operator, role=role, name=f"{slug}-{role}")
-        raw[role] = issued.raw
-        principals[role] = principal_for_token(issued.raw)
+    raw = {role: token_create(principal=operator, role=role, name=f"{slug}-{role}").raw for role in Role.values}
     person_user = User.objects.create_user(username=f"{slug}-person", password="unused-password-1")
     Membership.objects.create(user=person_user, organization=organization, role=Role.AGENT)
-    person = token_create(principal=operator, role=Role.AGENT, name=f"{slug}-person", user=person_user)
-    raw["person"] = person.raw
-    return Tenant(
-        organization=organization,
-        admin=principals[Role.ADMIN],
-        curator=principals[Role.CURATOR],
-        agent=principals[Role.AGENT],
-        reader=principals[Role.READER],
-        person=principal_for_token(person.raw),
-        raw_tokens=raw,
-    )
+    raw["person"] = token_create(principal=operator, role=Role.AGENT, name=f"{slug}-person", user=person_user).raw
+    return raw
 
 
 # The personas' tokens, by slug, as committed in this process's test database.
@@ -90,22 +99,12 @@ def _build_personas() -> None:
     # Built outside any test: the production password hasher would cost ~0.2 s per user.
     with override_settings(PASSWORD_HASHERS=FAST_PASSWORD_HASHERS):
         for slug in PERSONA_SLUGS:
-            _personas_built[slug] = _tenant(slug).raw_tokens
+            _personas_built[slug] = _tenant(slug)
 
 
-def _load_tenant(slug: str) -> Tenant:
-    """The committed persona, its principals given by the tokens' real authentication, as a request's are."""
-    raw = _personas_built[slug]
-    principals = {role: principal_for_token(token) for role, token in raw.items()}
-    return Tenant(
-        organization=Organization.objects.get(slug=slug),
-        admin=principals[Role.ADMIN],
-        curator=principals[Role.CURATOR],
-        agent=principals[Role.AGENT],
-        reader=principals[Role.READER],
-        person=principals["person"],
-        raw_tokens=dict(raw),
-    )
+def load_tenant(slug: str) -> Tenant:
+    """The committed persona."""
+    return Tenant(slug, dict(_personas_built[slug]))
 
 
 @pytest.fixture(scope="session")
@@ -150,14 +149,26 @@ def _personas_for_database_tests(request: pytest.FixtureRequest) -> None:
         request.getfixturevalue("_personas")
 
 
+@pytest.fixture(scope="module")
+def module_db(_personas: None, django_db_blocker: Any) -> Iterator[None]:
+    """One transaction around a module's tests, rolled back after its last: rows a module-scoped
+    fixture builds in it are built once and seen by each of the module's tests (Django's
+    setUpTestData). A test's own transaction is a savepoint inside it, so what a test changes is
+    undone when it ends. Only for modules whose tests all run in a transaction (no
+    ``transaction=True``, no process that would need the rows committed)."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        yield
+        transaction.set_rollback(True)
+
+
 @pytest.fixture
 def acme(_personas: None, db: Any) -> Tenant:
-    return _load_tenant("acme")
+    return load_tenant("acme")
 
 
 @pytest.fixture
 def globex(_personas: None, db: Any) -> Tenant:
-    return _load_tenant("globex")
+    return load_tenant("globex")
 
 
 @pytest.fixture
@@ -175,6 +186,11 @@ def spelled_number(number: int) -> str:
 
 @pytest.fixture
 def make_memory(acme: Tenant) -> MemoryFactory:
+    return memory_factory(acme)
+
+
+def memory_factory(acme: Tenant) -> MemoryFactory:
+    """make_memory's factory, for fixtures that build before the test's own database access."""
     counter = iter(range(1, 10_000))
 
     def make(principal: Principal | None = None, **fields: Any) -> Memory:
@@ -237,7 +253,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: item.path not in with_processes)
 
 
-_hash_embedder = HashEmbedder()
+HASH_EMBEDDER = HashEmbedder()
 _real_embedder: EmbeddingProvider | None = None
 
 
@@ -253,7 +269,7 @@ def real_embedding_provider() -> EmbeddingProvider:
 @pytest.fixture(autouse=True)
 def embedding_provider(request: pytest.FixtureRequest) -> Iterator[EmbeddingProvider]:
     """The process-wide provider for this test: the real model if marked ``real_embedder``, else hashes."""
-    provider = real_embedding_provider() if request.node.get_closest_marker("real_embedder") else _hash_embedder
+    provider = real_embedding_provider() if request.node.get_closest_marker("real_embedder") else HASH_EMBEDDER
     reset_provider(provider)
     yield provider
     reset_provider(provider)  # whatever the test installed is undone

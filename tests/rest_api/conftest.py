@@ -8,12 +8,14 @@ server's default name, "testserver", is not an allowed host).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.test import override_settings
 from rest_framework.test import APIClient
 
 from code_index import pipeline, services
@@ -24,12 +26,13 @@ from lifecycle.merge import memories_merge
 from lifecycle.models import ConsolidationProposal
 from lifecycle.services import proposal_create
 from memories.decisions import memory_delete, memory_deprecate, memory_lock
+from memories.embeddings import reset_provider
 from memories.models import Memory
 from organizations.models import Repository
 from organizations.services import repository_get_or_create
 from organizations.tokens import token_create
 from tests.code_index.conftest import python_module, sha, write_tree
-from tests.conftest import MemoryFactory, Tenant
+from tests.conftest import HASH_EMBEDDER, MemoryFactory, Tenant, load_tenant, memory_factory
 
 API = "/api/v1"
 ROLES = ("reader", "agent", "curator", "admin")
@@ -130,8 +133,8 @@ def _code_index(acme: Tenant, root: Path) -> None:
     )
 
 
-@pytest.fixture
-def world(acme: Tenant, make_memory: MemoryFactory, tmp_path: Path, settings: Any) -> World:
+def build_world(acme: Tenant, make_memory: MemoryFactory, code_root: Path) -> World:
+    """acme's world (see World), its code indexed from ``code_root`` (a directory under CODE_INDEX_ROOTS)."""
     memory = make_memory(current_content="Payments store money as integer cents.", status="active")
     other = make_memory(current_content="Refunds go through the ledger service.", status="active")
     locked = memory_lock(
@@ -145,8 +148,7 @@ def world(acme: Tenant, make_memory: MemoryFactory, tmp_path: Path, settings: An
     triple, _ = triple_assert(principal=acme.agent, subject="payments-api", predicate="owned_by", object="Team Atlas")
     repository = repository_get_or_create(principal=acme.agent, slug="payments-api", name="Payments API")
     spare = token_create(principal=acme.admin, role="agent", name="spare")
-    settings.CODE_INDEX_ROOTS = [str(tmp_path)]
-    _code_index(acme, tmp_path)
+    _code_index(acme, code_root)
     return World(
         memory=memory,
         other=other,
@@ -158,13 +160,12 @@ def world(acme: Tenant, make_memory: MemoryFactory, tmp_path: Path, settings: An
         entity=triple.subject,
         repository=repository,
         token_prefix=spare.token.prefix,
-        code_root=str(tmp_path),
+        code_root=str(code_root),
     )
 
 
-@pytest.fixture
-def proposals(acme: Tenant, world: World, make_memory: MemoryFactory) -> World:
-    """The world with an open proposal (memory and a twin) and an applied merge of two other memories."""
+def add_proposals(world: World, acme: Tenant, make_memory: MemoryFactory) -> World:
+    """``world`` with an open proposal (memory and a twin) and an applied merge of two other memories."""
     twin = make_memory(current_content="Payments store money as integer cents!", status="active")
     world.proposal, _ = proposal_create(
         organization_id=acme.organization.pk, kind="merge", memory_ids=[world.memory.pk, twin.pk], created_by="tests"
@@ -177,3 +178,33 @@ def proposals(acme: Tenant, world: World, make_memory: MemoryFactory) -> World:
         actor=acme.curator,
     )
     return world
+
+
+@pytest.fixture
+def world(acme: Tenant, make_memory: MemoryFactory, tmp_path: Path, settings: Any) -> World:
+    settings.CODE_INDEX_ROOTS = [str(tmp_path)]
+    return build_world(acme, make_memory, tmp_path)
+
+
+@pytest.fixture
+def proposals(acme: Tenant, world: World, make_memory: MemoryFactory) -> World:
+    """The world with an open proposal (memory and a twin) and an applied merge of two other memories."""
+    return add_proposals(world, acme, make_memory)
+
+
+@pytest.fixture(scope="module")
+def _module_world(module_db: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    acme = load_tenant("acme")
+    code_root = tmp_path_factory.mktemp("code")
+    reset_provider(HASH_EMBEDDER)  # as the world of a test not marked real_embedder is built
+    with override_settings(CODE_INDEX_ROOTS=[str(code_root)]):
+        make_memory = memory_factory(acme)
+        yield add_proposals(build_world(acme, make_memory, code_root), acme, make_memory)
+
+
+@pytest.fixture
+def shared_world(_module_world: World, db: None) -> World:
+    """The world with its proposals (as the ``proposals`` fixture has it), built once for the module
+    that asks for it (tests.conftest.module_db): for a module of many tests that each change little.
+    A copy per test; what a test changes in the database is undone when it ends."""
+    return copy.deepcopy(_module_world)

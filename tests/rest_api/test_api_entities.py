@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from uuid import UUID
 
+import pytest
+
 from knowledge.models import Entity
 from tests.conftest import MemoryFactory
 from tests.rest_api.conftest import API, Api, World, error_of
+
+
+@pytest.fixture
+def world(shared_world: World) -> World:
+    """The module's tests share one world, built once (tests/rest_api/conftest.py: shared_world)."""
+    return shared_world
+
 
 ENTITY_FIELDS = {"id", "name", "entity_type", "description", "aliases", "created_at"}
 

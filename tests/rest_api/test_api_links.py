@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+
 from knowledge.models import MemoryLink
 from tests.rest_api.conftest import API, Api, World, error_of
+
+
+@pytest.fixture
+def world(shared_world: World) -> World:
+    """The module's tests share one world, built once (tests/rest_api/conftest.py: shared_world)."""
+    return shared_world
 
 
 def test_agent_links_two_memories_once(api: Api, world: World) -> None:

@@ -13,6 +13,19 @@ from memories.models import Memory
 from organizations.models import ApiToken, AuditEvent
 from tests.rest_api.conftest import API, Api, World, error_of, memory_body
 
+
+@pytest.fixture
+def world(shared_world: World) -> World:
+    """The module's tests share one world, built once (tests/rest_api/conftest.py: shared_world)."""
+    return shared_world
+
+
+@pytest.fixture
+def proposals(shared_world: World) -> World:
+    """The module's tests share one world, built once (tests/rest_api/conftest.py: shared_world)."""
+    return shared_world
+
+
 # Every route that names one of acme's objects: (method, path, body).
 BY_ID = [
     ("get", "/memories/{memory}/", None),

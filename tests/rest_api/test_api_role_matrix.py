@@ -21,6 +21,13 @@ from organizations.models import AuditEvent, Role
 from rest_api.urls import urlpatterns
 from tests.rest_api.conftest import API, ROLES, Api, World, error_of, memory_body
 
+
+@pytest.fixture
+def proposals(shared_world: World) -> World:
+    """The module's tests share one world, built once (tests/rest_api/conftest.py: shared_world)."""
+    return shared_world
+
+
 # name: (minimal role, method, path, body, success status)
 ENDPOINTS: dict[str, tuple[str, str, str, Any, int]] = {
     "memories list": ("reader", "get", "/memories/", None, 200),

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+import pytest
+
 from knowledge.models import Triple
 from tests.rest_api.conftest import API, Api, World, error_of
+
+
+@pytest.fixture
+def world(shared_world: World) -> World:
+    """The module's tests share one world, built once (tests/rest_api/conftest.py: shared_world)."""
+    return shared_world
+
 
 TRIPLE_FIELDS = {
     "id", "subject", "predicate", "object", "valid_from", "valid_to", "recorded_at", "expired_at", "confidence",
