@@ -258,6 +258,10 @@ class MemoryAccess(models.Model):
     memory = models.OneToOneField(
         Memory, primary_key=True, on_delete=models.CASCADE, related_name="access", editable=False
     )
+    # The memory's, given by the database when an insert leaves it out (migration 0013's trigger).
+    organization = models.ForeignKey(
+        "organizations.Organization", on_delete=models.CASCADE, related_name="+", db_index=False, editable=False
+    )
     access_count = models.PositiveBigIntegerField(default=0, editable=False)
     last_accessed_at = models.DateTimeField(null=True, blank=True, editable=False)
     # Written by the decay worker (lifecycle/decay.py says how it is computed): a curation signal.
@@ -276,6 +280,10 @@ class MemoryVersion(models.Model):
 
     # Indexed by the (memory, version) constraint.
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="versions", db_index=False)
+    # The memory's (set by version_row; the database gives it to an insert that leaves it out).
+    organization = models.ForeignKey(
+        "organizations.Organization", on_delete=models.CASCADE, related_name="+", db_index=False, editable=False
+    )
     version = models.PositiveIntegerField()
     snapshot = models.JSONField()
     change = models.CharField(max_length=32, help_text="create, update, status, delete, restore…")

@@ -30,6 +30,7 @@ def version_row(*, principal: Principal, memory: Memory, change: str, fields: li
     """A version of ``memory`` as it stands now (audit_record keeps the reason free of credentials too)."""
     return MemoryVersion(
         memory=memory,
+        organization_id=memory.organization_id,
         version=memory.version,
         snapshot=memory_snapshot(memory),
         change=change,

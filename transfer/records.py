@@ -53,20 +53,14 @@ def _own(model: type[models.Model]) -> Callable[[Organization], QuerySet[Any]]:
     return lambda organization: model._default_manager.filter(organization=organization).order_by("pk")
 
 
-def _of_memories(model: type[models.Model]) -> Callable[[Organization], QuerySet[Any]]:
-    return lambda organization: model._default_manager.filter(memory__organization=organization).order_by("pk")
-
-
 KINDS: tuple[Kind, ...] = (
     Kind("repository", Repository, _own(Repository), natural=("slug",)),
     Kind("api_token", ApiToken, _own(ApiToken)),
     Kind("membership", Membership, _own(Membership), natural=("user_id",)),
     Kind("write_policy", WritePolicy, _own(WritePolicy), natural=("organization_id",)),
     Kind("memory", Memory, _own(Memory), later=("superseded_by",)),
-    Kind(
-        "memory_version", MemoryVersion, lambda o: MemoryVersion.objects.filter(memory__organization=o).order_by("pk")
-    ),
-    Kind("memory_access", MemoryAccess, lambda o: MemoryAccess.objects.filter(memory__organization=o).order_by("pk")),
+    Kind("memory_version", MemoryVersion, _own(MemoryVersion)),
+    Kind("memory_access", MemoryAccess, _own(MemoryAccess)),
     Kind("recall_bundle", RecallBundle, _own(RecallBundle), natural=("actor", "key")),
     Kind("entity", Entity, _own(Entity), natural=("name",)),
     Kind("entity_alias", EntityAlias, _own(EntityAlias), natural=("normalized",)),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import migrations
+from django.db import migrations, models
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.state import StateApps
 
@@ -43,4 +43,74 @@ def without_field_index(alter: migrations.AlterField, app_label: str) -> migrati
 
     return migrations.SeparateDatabaseAndState(
         state_operations=[alter], database_operations=[migrations.RunPython(drop, build, elidable=False)]
+    )
+
+
+def organization_from_parent(
+    model_name: str, *, table: str, key: str, parent: str, parent_table: str, batch: int = 10_000
+) -> migrations.SeparateDatabaseAndState:
+    """An ``organization`` column on ``table``, whose rows reach their organization through
+    ``parent`` (the column ``parent_id`` naming a row of ``parent_table``), added while the table
+    is written to.
+
+    The column comes in empty (no rewrite); a trigger gives every row inserted without it its
+    parent's organization, so processes still running the previous release go on writing; the rows
+    already there are filled ``batch`` at a time in ``key`` order, each batch committed on its own;
+    NOT NULL is proved by a check constraint validated without blocking writes, then set without a
+    scan. The trigger stays: a row can never be stored in another organization than its parent's.
+    The migration must be ``atomic = False``.
+    """
+    column, parent_column = "organization_id", f"{parent}_id"
+    function, trigger = f"{table}_organization_from_{parent}", f"{table}_organization"
+
+    def forwards(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+        run = schema_editor.execute
+        run(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} bigint")
+        run(
+            f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "  # noqa: S608
+            f"IF NEW.{column} IS NULL THEN "
+            f"SELECT p.organization_id INTO NEW.{column} FROM {parent_table} p WHERE p.id = NEW.{parent_column}; "
+            f"END IF; RETURN NEW; END $$"
+        )
+        run(f"DROP TRIGGER IF EXISTS {trigger} ON {table}")
+        run(f"CREATE TRIGGER {trigger} BEFORE INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION {function}()")
+        with schema_editor.connection.cursor() as cursor:
+            last = None
+            while True:
+                after = "" if last is None else f"WHERE t.{key} > %s"
+                cursor.execute(
+                    f"WITH chunk AS (SELECT t.{key} FROM {table} t {after} ORDER BY t.{key} LIMIT {batch}), "  # noqa: S608
+                    f"filled AS (UPDATE {table} t SET {column} = p.organization_id FROM chunk, {parent_table} p "
+                    f"WHERE t.{key} = chunk.{key} AND p.id = t.{parent_column} AND t.{column} IS NULL) "
+                    f"SELECT {key} FROM chunk ORDER BY {key} DESC LIMIT 1",
+                    [] if last is None else [last],
+                )
+                row = cursor.fetchone()
+                if row is None:
+                    break
+                last = row[0]
+        # Each step may be run again: a migration cut off half way is run again from the start.
+        run(f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {table}_organization_given")
+        run(f"ALTER TABLE {table} ADD CONSTRAINT {table}_organization_given CHECK ({column} IS NOT NULL) NOT VALID")
+        run(f"ALTER TABLE {table} VALIDATE CONSTRAINT {table}_organization_given")
+        run(f"ALTER TABLE {table} ALTER COLUMN {column} SET NOT NULL")  # proved by the check: no scan
+        run(f"ALTER TABLE {table} DROP CONSTRAINT {table}_organization_given")
+        run(f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {table}_{column}_fk")
+        run(
+            f"ALTER TABLE {table} ADD CONSTRAINT {table}_{column}_fk FOREIGN KEY ({column}) "
+            f"REFERENCES organizations_organization (id) DEFERRABLE INITIALLY DEFERRED NOT VALID"
+        )
+        run(f"ALTER TABLE {table} VALIDATE CONSTRAINT {table}_{column}_fk")
+
+    def backwards(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+        schema_editor.execute(f"DROP TRIGGER IF EXISTS {trigger} ON {table}")
+        schema_editor.execute(f"DROP FUNCTION IF EXISTS {function}()")
+        schema_editor.execute(f"ALTER TABLE {table} DROP COLUMN IF EXISTS {column}")
+
+    field: models.ForeignKey[Any, Any] = models.ForeignKey(
+        "organizations.organization", on_delete=models.CASCADE, related_name="+", db_index=False, editable=False
+    )
+    return migrations.SeparateDatabaseAndState(
+        state_operations=[migrations.AddField(model_name=model_name, name="organization", field=field)],
+        database_operations=[migrations.RunPython(forwards, backwards, elidable=False)],
     )

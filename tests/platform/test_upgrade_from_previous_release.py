@@ -28,6 +28,7 @@ DUMP = Path(settings.BASE_DIR) / "tests" / "data" / "upgrade" / "previous-releas
 TOKEN = "mp_f7e427f7_1Lqpj-zuYsyP4ry-y30NVJVv0F7ZZT3gSdGc-0imgnk"  # the dump's agent token, for it alone
 READ_BACK = """
 import json
+from django.db.models import F
 from memories.models import Memory, MemoryVersion
 from memories.search import SearchParams, memory_search
 from knowledge.models import MemoryLink, Mention, Triple, EntityAlias
@@ -38,6 +39,7 @@ print(json.dumps({
     "organization": agent.organization.slug,
     "memories": sorted((m.current_content, m.status, m.version) for m in Memory.objects.all()),
     "versions": MemoryVersion.objects.count(),
+    "versions_elsewhere": MemoryVersion.objects.exclude(organization_id=F("memory__organization_id")).count(),
     "links": MemoryLink.objects.count(),
     "triples": list(Triple.objects.values_list("subject__name", "predicate", "object__name")),
     "aliases": sorted(EntityAlias.objects.values_list("alias", flat=True)),
@@ -102,6 +104,7 @@ def test_the_previous_release_migrates_and_everything_is_still_there(previous_da
         ["We store money as integer cents in the payments API.", "locked", 2],
     ]
     assert state["versions"] == 4 and state["links"] == 1
+    assert state["versions_elsewhere"] == 0, "each version was given its memory's organization"
     assert state["triples"] == [["payments-api", "owned_by", "Team Atlas"]]
     assert "payments" in state["aliases"]
     assert ["payments", "alias"] in state["mentions"], "memories written before mentions were kept have them"
