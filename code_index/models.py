@@ -75,6 +75,10 @@ class CodeIndex(models.Model):
 
 class CodeFile(models.Model):
     index = models.ForeignKey(CodeIndex, on_delete=models.CASCADE, related_name="files", db_index=False)
+    # The index's (the database gives it to an insert that leaves it out: migration 0004).
+    organization = models.ForeignKey(
+        "organizations.Organization", on_delete=models.CASCADE, related_name="+", db_index=False, editable=False
+    )
     path = models.TextField(help_text="Relative to the indexed root, with forward slashes.")
     language = models.CharField(max_length=32)
     size = models.PositiveBigIntegerField(default=0)
@@ -191,6 +195,10 @@ class CodeUpload(models.Model):
     """A file's content an agent sent for a manifest sync, kept until its run has indexed it."""
 
     run = models.ForeignKey(CodeIndexRun, on_delete=models.CASCADE, related_name="uploads", db_index=False)
+    # The run's (the database gives it to an insert that leaves it out: migration 0004).
+    organization = models.ForeignKey(
+        "organizations.Organization", on_delete=models.CASCADE, related_name="+", db_index=False, editable=False
+    )
     path = models.TextField()
     content = models.TextField(blank=True)
     content_hash = models.CharField(max_length=64)

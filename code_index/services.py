@@ -305,7 +305,15 @@ def code_index_upload(*, principal: Principal, repository: str, files: object, d
     uploads = _parsed_files(files, run) if files is not None or not done else []
     CodeUpload.objects.filter(run=run, path__in=[upload.path for upload in uploads]).delete()
     CodeUpload.objects.bulk_create(
-        CodeUpload(run=run, path=u.path, content=u.content, content_hash=u.digest, size=u.size, skipped=u.skipped)
+        CodeUpload(
+            run=run,
+            organization_id=run.organization_id,
+            path=u.path,
+            content=u.content,
+            content_hash=u.digest,
+            size=u.size,
+            skipped=u.skipped,
+        )
         for u in uploads
     )
     arrived = set(CodeUpload.objects.filter(run=run).values_list("path", flat=True))

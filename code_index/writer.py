@@ -172,7 +172,8 @@ def write_files(index: CodeIndex, works: list[FileWork], existing: dict[str, int
         files = []
         for work in works:
             file = CodeFile(
-                pk=existing.get(work.path), index=index, path=work.path, language=work.language, size=work.size,
+                pk=existing.get(work.path), index=index, organization_id=index.organization_id, path=work.path,
+                language=work.language, size=work.size,
                 content_hash=work.content_hash, mtime_ns=work.mtime_ns, skipped=work.skipped,
                 chunk_count=len(by_file[work.path]), indexed_at=now,
             )  # fmt: skip

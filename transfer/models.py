@@ -47,6 +47,10 @@ class ImportedId(models.Model):
     (or found the organization's own, by its natural key)."""
 
     run = models.ForeignKey(ImportRun, on_delete=models.CASCADE, related_name="ids", db_index=False)
+    # The run's (the database gives it to an insert that leaves it out: migration 0003).
+    organization = models.ForeignKey(
+        "organizations.Organization", on_delete=models.CASCADE, related_name="+", db_index=False, editable=False
+    )
     model = models.CharField(max_length=80)  # app_label.ModelName
     old = models.CharField(max_length=64)
     new = models.CharField(max_length=64)

@@ -118,7 +118,8 @@ class ImportState:
             if self.run is not None:
                 with transaction.atomic():
                     person.save()
-                    ImportedId.objects.create(run_id=self.run_id, model=User._meta.label, old=str(fields["id"]),
+                    ImportedId.objects.create(run_id=self.run_id, organization_id=self.organization.pk,
+                                              model=User._meta.label, old=str(fields["id"]),
                                               new=str(person.pk))  # fmt: skip
         self.ids[User][str(fields["id"])] = person.pk if person.pk is not None else self._stand_in(User)
         self.counts["user"] += 1
@@ -287,7 +288,14 @@ class ImportState:
             self.ids[model][str(old_pk)] = pk
         ImportedId.objects.bulk_create(
             [
-                ImportedId(run_id=self.run_id, model=label, old=str(old), new=str(new), created=made)
+                ImportedId(
+                    run_id=self.run_id,
+                    organization_id=self.organization.pk,
+                    model=label,
+                    old=str(old),
+                    new=str(new),
+                    created=made,
+                )
                 for old, new, made in went
             ]
         )

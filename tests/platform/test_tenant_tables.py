@@ -32,9 +32,6 @@ SHARED = {
 # A tenant's rows without their organization on them yet: each reaches it through its parent's key.
 # To distribute them, each needs the column (and the parent's key widened to include it).
 WITHOUT_ORGANIZATION = {
-    "code_index_codefile": "index",
-    "code_index_codeupload": "run",
-    "transfer_importedid": "run",
     "lifecycle_consolidationproposal_memories": "consolidationproposal",
 }
 
