@@ -209,7 +209,7 @@ def _apply_merge(
     proposal.state = ProposalState.APPLIED
     decide(proposal, actor, reason)
     proposal.save()
-    proposal.memories.set(members)
+    proposal.memories.set(members, through_defaults={"organization_id": proposal.organization_id})
     why = reason or f"merged as duplicates (proposal {proposal.pk})"
     versions: dict[str, list[int]] = {}
 

@@ -94,7 +94,9 @@ class ConsolidationProposal(models.Model):
     )
     kind = models.CharField(max_length=16, choices=ProposalKind.choices)
     state = models.CharField(max_length=16, choices=ProposalState.choices, default=ProposalState.OPEN)
-    memories = models.ManyToManyField(Memory, related_name="consolidation_proposals")
+    memories: models.ManyToManyField[Memory, ProposalMemory] = models.ManyToManyField(
+        Memory, related_name="consolidation_proposals", through="ProposalMemory"
+    )
     # The ids as proposed, sorted: what "the same proposal" means, and what dismissal remembers.
     memory_ids = ArrayField(models.UUIDField())
     survivor = models.ForeignKey(Memory, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -124,6 +126,25 @@ class ConsolidationProposal(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} of {len(self.memory_ids)} memories ({self.state})"
+
+
+class ProposalMemory(models.Model):
+    """A memory a proposal names (the proposal's ``memories``), in the proposal's organization."""
+
+    # Indexed by the (proposal, memory) unique constraint.
+    consolidationproposal = models.ForeignKey(ConsolidationProposal, on_delete=models.CASCADE, db_index=False)
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE)
+    # The proposal's (the database gives it to an insert that leaves it out: migration 0003).
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="+", db_index=False, editable=False
+    )
+
+    class Meta:
+        db_table = "lifecycle_consolidationproposal_memories"  # Django's name for it, kept
+        unique_together = [("consolidationproposal", "memory")]
+
+    def __str__(self) -> str:
+        return f"{self.consolidationproposal_id}: {self.memory_id}"
 
 
 class DismissedPair(models.Model):

@@ -72,7 +72,9 @@ def proposal_create(
             run=run,
             created_by=created_by,
         )
-        proposal.memories.set(Memory.objects.filter(pk__in=ids))
+        proposal.memories.set(
+            Memory.objects.filter(pk__in=ids), through_defaults={"organization_id": proposal.organization_id}
+        )
     return proposal, True
 
 
@@ -132,7 +134,11 @@ def propose_write_conflicts(memory: Memory, conflicts: Sequence[Hint]) -> list[C
         ConsolidationProposal.objects.bulk_create(proposals)
         through = ConsolidationProposal.memories.through
         through.objects.bulk_create(
-            [through(consolidationproposal_id=p.pk, memory_id=pk) for p in proposals for pk in p.memory_ids]
+            [
+                through(consolidationproposal_id=p.pk, memory_id=pk, organization_id=p.organization_id)
+                for p in proposals
+                for pk in p.memory_ids
+            ]
         )
     return proposals
 

@@ -61,7 +61,7 @@ def organization_from_parent(
     The migration must be ``atomic = False``.
     """
     column, parent_column = "organization_id", f"{parent}_id"
-    function, trigger = f"{table}_organization_from_{parent}", f"{table}_organization"
+    function = trigger = f"{table}_organization"  # a function and a trigger: two namespaces
 
     def forwards(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
         run = schema_editor.execute

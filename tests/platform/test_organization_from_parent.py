@@ -11,6 +11,8 @@ from django.apps import apps
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 
+from lifecycle.models import ProposalMemory
+from lifecycle.services import proposal_create
 from memories.batch import memory_batch_create
 from memories.models import MemoryAccess, MemoryVersion
 from memories.services import memory_update
@@ -88,7 +90,7 @@ def test_run_again_after_being_cut_off_it_finishes(scratch: dict[int, int]) -> N
     assert _misplaced() == 0
 
 
-def test_every_version_and_access_count_is_in_its_memorys_organization(
+def test_every_version_access_count_and_proposed_memory_is_in_its_organization(
     acme: Tenant, globex: Tenant, make_memory: MemoryFactory
 ) -> None:
     mine = make_memory(current_content="Deploys wait for two approvals.")
@@ -99,7 +101,11 @@ def test_every_version_and_access_count_is_in_its_memorys_organization(
                for n in range(3)],
     )  # fmt: skip
     _sql("INSERT INTO memories_memoryaccess (memory_id, access_count) VALUES (%s, 1)", [mine.pk])  # raw, as flushes
+    twin = make_memory(current_content="Deploys wait for one approval!")
+    proposal_create(organization_id=acme.organization.pk, kind="merge", memory_ids=[mine.pk, twin.pk], created_by="t")
 
     assert MemoryVersion.objects.count() >= 5
     assert not MemoryVersion.objects.exclude(organization_id=F("memory__organization_id")).exists()
     assert MemoryAccess.objects.get(memory=mine).organization_id == acme.organization.pk
+    proposed = ProposalMemory.objects.filter(memory__in=[mine, twin])
+    assert sorted(proposed.values_list("organization_id", flat=True)) == [acme.organization.pk] * 2
