@@ -134,6 +134,7 @@ def to_shared_layout() -> None:
     from django.db import connection
 
     from memories.search import tenant_indexes
+    from memory_platform.db.migration_ops import organization_columns
 
     with connection.cursor() as cursor:
         cursor.execute("SET maintenance_work_mem = '2GB'")  # the shared HNSW graph built in memory
@@ -142,12 +143,16 @@ def to_shared_layout() -> None:
         cursor.execute("RESET maintenance_work_mem")
         for index in tenant_indexes.existing():
             cursor.execute(f"DROP INDEX {index.name}")
+    # Today's code writes each row's organization, a column later migrations add: added now (those
+    # migrations, run forward, find it there), so that writes during the move are today's writes.
+    with connection.schema_editor(atomic=False) as editor:
+        organization_columns(editor)
 
 
 def migrate_forward() -> None:
     from django.core.management import call_command
 
-    call_command("migrate", "memories", verbosity=0)
+    call_command("migrate", verbosity=0)  # memories, and what depends on its later migrations
 
 
 def shared_indexes() -> list[str]:

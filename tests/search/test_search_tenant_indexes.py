@@ -149,7 +149,7 @@ def test_the_move_from_the_shared_indexes_is_online(acme: Tenant, globex: Tenant
         assert tenant_indexes.existing() == []
         outcome = drive(migrate_forward, [acme.agent, globex.agent], [(acme.agent, QUERIES)], settle=1.0)
     finally:
-        call_command("migrate", "memories", verbosity=0)  # the database ends as every other test expects
+        call_command("migrate", verbosity=0)  # the database ends as every other test expects
 
     assert outcome.write_errors == []
     assert outcome.search_errors == []
