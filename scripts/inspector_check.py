@@ -13,6 +13,7 @@ import json
 import subprocess
 
 from live_server import ROOT, live_server, scratch_organization
+from npm_install import npm_ci
 
 INSPECTOR_DIR = ROOT / "scripts" / "inspector"
 
@@ -41,7 +42,7 @@ def _inspector(url: str, token: str, *args: str) -> dict:
 
 def main() -> None:
     if not (INSPECTOR_DIR / "node_modules" / ".bin" / "mcp-inspector").exists():
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=INSPECTOR_DIR, check=True)  # noqa: S607
+        npm_ci(INSPECTOR_DIR)
     with scratch_organization("inspector", role="agent") as (slug, token), live_server() as base:
         _check(f"{base}/mcp", slug, token)
 
