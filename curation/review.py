@@ -24,7 +24,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from lifecycle.models import ConsolidationProposal, ProposalKind, ProposalState
+from lifecycle.models import ConsolidationProposal, ProposalKind, ProposalMemory, ProposalState
 from lifecycle.services import proposal_apply, proposal_dismiss
 from memories import decisions, validation
 from memories.diff import word_ops
@@ -63,7 +63,7 @@ def waiting_drafts(user: User | Any, organizations: QuerySet[Organization]) -> Q
     once the proposal is decided, a memory still unreviewed comes back here.
     """
     waiting = Q(status=Status.DRAFT) | (Q(status=Status.ACTIVE) & ~Q(review_flags=[]))
-    in_open_proposal = ConsolidationProposal.memories.through.objects.filter(
+    in_open_proposal = ProposalMemory.objects.filter(
         memory_id=OuterRef("pk"), consolidationproposal__state=ProposalState.OPEN
     )
     return (

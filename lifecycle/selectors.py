@@ -9,7 +9,7 @@ from uuid import UUID
 
 from django.db.models import Count, Exists, OuterRef, QuerySet
 
-from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalKind, ProposalState, RunKind
+from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalKind, ProposalMemory, ProposalState, RunKind
 from memories import validation
 from memories.hints import write_hints
 from memories.models import Memory
@@ -34,9 +34,7 @@ def proposal_visible_queryset(principal: Principal) -> QuerySet[ConsolidationPro
     """The organization's proposals, less those naming a memory the principal may not see
     (another person's private memory): "not yours" is "not found"."""
     hidden = Memory.objects.filter(organization=principal.organization).exclude(memory_visibility_q(principal))
-    naming_hidden = ConsolidationProposal.memories.through.objects.filter(
-        consolidationproposal_id=OuterRef("pk"), memory__in=hidden
-    )
+    naming_hidden = ProposalMemory.objects.filter(consolidationproposal_id=OuterRef("pk"), memory__in=hidden)
     return ConsolidationProposal.objects.filter(organization=principal.organization).exclude(Exists(naming_hidden))
 
 

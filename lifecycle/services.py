@@ -25,7 +25,14 @@ from lifecycle.merge import (
     parse_ids,
     parse_reason,
 )
-from lifecycle.models import ConsolidationProposal, DismissedPair, LifecycleRun, ProposalKind, ProposalState
+from lifecycle.models import (
+    ConsolidationProposal,
+    DismissedPair,
+    LifecycleRun,
+    ProposalKind,
+    ProposalMemory,
+    ProposalState,
+)
 from lifecycle.selectors import proposal_get
 from memories import validation
 from memories.hints import CURATED, Hint
@@ -132,10 +139,9 @@ def propose_write_conflicts(memory: Memory, conflicts: Sequence[Hint]) -> list[C
         )
     if proposals:
         ConsolidationProposal.objects.bulk_create(proposals)
-        through = ConsolidationProposal.memories.through
-        through.objects.bulk_create(
+        ProposalMemory.objects.bulk_create(
             [
-                through(consolidationproposal_id=p.pk, memory_id=pk, organization_id=p.organization_id)
+                ProposalMemory(consolidationproposal_id=p.pk, memory_id=pk, organization_id=p.organization_id)
                 for p in proposals
                 for pk in p.memory_ids
             ]
