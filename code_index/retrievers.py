@@ -174,7 +174,8 @@ def keyword_candidates(scope: QuerySet[CodeChunk], terms: CodeTerms, k: int) -> 
     any_term = SearchQuery(" | ".join(quote_lexeme(lx) for lx in selection.lexemes), search_type="raw", config="simple")
     matching = scope.filter(search_vector=any_term)
     if sum(frequencies.get(lx, 0) for lx in selection.lexemes) > max(PRE_RANK, 3 * k):
-        matching = CodeChunk.objects.filter(pk__in=_pre_ranked(scope, selection.lexemes, terms, max(PRE_RANK, 3 * k)))
+        # The chunks by their ids, still within the scope: its organization ties the two reads.
+        matching = scope.filter(pk__in=_pre_ranked(scope, selection.lexemes, terms, max(PRE_RANK, 3 * k)))
     rows = list(matching.annotate(bm25=terms.bm25()).order_by("-bm25", "pk").values_list("pk", "bm25")[:k])
     candidates = [
         Candidate(pk=pk, importance=1, created=0, keyword=score, keyword_rank=rank)

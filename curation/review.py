@@ -24,14 +24,16 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from lifecycle.models import ConsolidationProposal, ProposalKind, ProposalMemory, ProposalState
+from lifecycle.models import ConsolidationProposal, ProposalKind, ProposalMemory, ProposalState, with_members
+from lifecycle.selectors import naming
 from lifecycle.services import proposal_apply, proposal_dismiss
 from memories import decisions, validation
 from memories.diff import word_ops
 from memories.hints import Hint, write_hints
 from memories.models import Memory, Status
-from memories.selectors import personal_to_others_q
+from memories.selectors import memories_personal_to_others, personal_to_others_q
 from memory_platform import reasons
+from memory_platform.db.tenancy import outer_organization, same_organization
 from memory_platform.exceptions import DomainError
 from organizations.admin_scoping import organizations_for
 from organizations.models import Organization, Role, User
@@ -64,7 +66,10 @@ def waiting_drafts(user: User | Any, organizations: QuerySet[Organization]) -> Q
     """
     waiting = Q(status=Status.DRAFT) | (Q(status=Status.ACTIVE) & ~Q(review_flags=[]))
     in_open_proposal = ProposalMemory.objects.filter(
-        memory_id=OuterRef("pk"), consolidationproposal__state=ProposalState.OPEN
+        same_organization("consolidationproposal"),
+        memory_id=OuterRef("pk"),
+        organization=outer_organization(),
+        consolidationproposal__state=ProposalState.OPEN,
     )
     return (
         Memory.objects.filter(
@@ -77,10 +82,9 @@ def waiting_drafts(user: User | Any, organizations: QuerySet[Organization]) -> Q
 
 
 def waiting_proposals(user: User | Any, organizations: QuerySet[Organization]) -> QuerySet[ConsolidationProposal]:
-    private = Memory.objects.filter(organization__in=organizations).filter(personal_to_others_q(user))
     return (
         ConsolidationProposal.objects.filter(organization__in=organizations, state=ProposalState.OPEN)
-        .exclude(memories__in=private)
+        .exclude(naming(memories_personal_to_others(user)))
         .order_by("-created_at", "pk")
     )
 
@@ -132,7 +136,7 @@ def review_items(
     proposals = list(
         waiting_proposals(request.user, organizations)
         .select_related("organization")
-        .prefetch_related("memories__created_by", "memories__created_by_token", "memories__repository")[:wanted]
+        .prefetch_related(with_members("created_by", "created_by_token", "repository"))[:wanted]
     )
     hints = write_hints(drafts)
     items = [
@@ -144,7 +148,7 @@ def review_items(
         for memory in drafts
     ]  # fmt: skip
     for proposal in proposals:
-        members = sorted(proposal.memories.all(), key=lambda m: (m.pk != proposal.survivor_id, -m.importance))
+        members = sorted(proposal.members, key=lambda m: (m.pk != proposal.survivor_id, -m.importance))
         items.append(
             ReviewItem(
                 kind="proposal", key=f"proposal-{proposal.pk}", organization=proposal.organization,
@@ -250,7 +254,7 @@ def proposal_view(request: HttpRequest, proposal_id: UUID) -> HttpResponse:
     proposal = get_object_or_404(
         waiting_proposals(request.user, organizations).select_related("organization"), pk=proposal_id
     )
-    members = sorted(proposal.memories.all(), key=lambda m: (m.pk != proposal.survivor_id, -m.importance))
+    members = sorted(proposal.members, key=lambda m: (m.pk != proposal.survivor_id, -m.importance))
     survivor = next((m for m in members if m.pk == proposal.survivor_id), members[0] if members else None)
     error = ""
     if request.method == "POST":
@@ -283,7 +287,7 @@ def proposal_view(request: HttpRequest, proposal_id: UUID) -> HttpResponse:
 
 def applied_summary(proposal: ConsolidationProposal) -> str:
     """What applying a proposal did, as the curator is told: which memory was kept, which went."""
-    members = {memory.pk: memory for memory in proposal.memories.all()}
+    members = {memory.pk: memory for memory in proposal.members}
     if proposal.kind == ProposalKind.STALE:
         return f"Deprecated {', '.join(f'“{m.title}”' for m in members.values())}."
     kept = members.get(proposal.survivor_id) if proposal.survivor_id else None

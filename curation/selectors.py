@@ -84,7 +84,7 @@ def _top_tags(organization: Organization) -> list[tuple[str, int]]:
 def _least_fresh(organization: Organization, user: User | Any) -> list[tuple[Memory, float]]:
     """Alive, unreviewed memories least in use, with their freshness now (never read comes first)."""
     found = least_fresh(organization, statuses=[Status.DRAFT, Status.ACTIVE], viewer_id=user.pk, limit=LEAST_FRESH)
-    memories = Memory.objects.select_related("access").in_bulk([memory_id for memory_id, _ in found])
+    memories = Memory.objects.prefetch_related("access").in_bulk([memory_id for memory_id, _ in found])
     return [(memories[memory_id], freshness) for memory_id, freshness in found if memory_id in memories]
 
 

@@ -15,6 +15,7 @@ from memories.admin import MemoryAdmin
 from memories.admin_parts import MemoryPartInline, hidden_from, memory_label
 from memories.models import Memory
 from memories.selectors import memories_personal_to_others, personal_to_others_q
+from memory_platform.db.tenancy import same_organization
 from organizations.admin_audit import Target, admin_url, audit_target, integer_ids
 from organizations.admin_scoping import OrganizationScopedAdmin, ReadOnlyInline
 from organizations.models import Role
@@ -35,7 +36,11 @@ class EntityAliasForm(forms.ModelForm):
         if entity.organization_id is not None:
             clash = (
                 EntityAlias.objects.select_related("entity")
-                .filter(organization_id=entity.organization_id, normalized=normalized_name(alias))
+                .filter(
+                    same_organization("entity"),
+                    organization_id=entity.organization_id,
+                    normalized=normalized_name(alias),
+                )
                 .exclude(pk=self.instance.pk)
                 .first()
             )
@@ -71,7 +76,7 @@ class EntityForm(forms.ModelForm):
             cleaned["name"] = name
             clash = (
                 EntityAlias.objects.select_related("entity")
-                .filter(organization=organization, normalized=normalized_name(name))
+                .filter(same_organization("entity"), organization=organization, normalized=normalized_name(name))
                 .exclude(entity_id=self.instance.pk)
                 .first()
             )
@@ -184,7 +189,7 @@ class TripleAdmin(OrganizationScopedAdmin):
     date_hierarchy = "valid_from"
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Triple]:
-        queryset = super().get_queryset(request)
+        queryset = super().get_queryset(request).filter(same_organization("subject", "object"))
         if request.user.is_superuser:
             return queryset
         # A fact learned from someone else's personal memory stays with that memory.
@@ -281,7 +286,11 @@ MemoryAdmin.inlines = [*MemoryAdmin.inlines, OutgoingLinkInline, IncomingLinkInl
 
 @audit_target("triple")
 def _facts(ids: list[str], user: Any) -> dict[str, Target]:
-    found = list(Triple.objects.filter(pk__in=integer_ids(ids)).select_related("subject", "object"))
+    found = list(
+        Triple.objects.filter(same_organization("subject", "object"), pk__in=integer_ids(ids)).select_related(
+            "subject", "object"
+        )
+    )
     hidden = hidden_from(user, [t.memory_id for t in found if t.memory_id])
     return {
         str(t.pk): Target(
@@ -294,12 +303,18 @@ def _facts(ids: list[str], user: Any) -> dict[str, Target]:
 
 @audit_target("memory_link")
 def _links(ids: list[str], user: Any) -> dict[str, Target]:
-    found = list(MemoryLink.objects.filter(pk__in=integer_ids(ids)).select_related("source", "target"))
+    found = list(MemoryLink.objects.filter(pk__in=integer_ids(ids)))
     ends = [pk for link in found for pk in (link.source_id, link.target_id)]
+    # Read by their ids, not joined: a link's end may be another organization's system memory.
+    memories = Memory.objects.in_bulk(ends)
     hidden = hidden_from(user, ends)
+
+    def end(pk: Any) -> str:
+        return memory_label(memories[pk], hidden) if pk in memories else str(pk)
+
     return {
         str(link.pk): Target(
-            f"link: {memory_label(link.source, hidden)} → {link.relation_type} → {memory_label(link.target, hidden)}",
+            f"link: {end(link.source_id)} → {link.relation_type} → {end(link.target_id)}",
             None
             if {link.source_id, link.target_id} & hidden
             else admin_url("admin:knowledge_memorylink_change", link.pk),

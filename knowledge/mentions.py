@@ -70,9 +70,9 @@ SELECT tag FROM (
     SELECT o.memory_id FROM knowledge_mention o
     WHERE o.organization_id = m.organization_id AND o.key = m.key AND o.memory_id <> m.memory_id LIMIT %s
   ) o
-  WHERE m.memory_id = %s
+  WHERE m.organization_id = %s AND m.memory_id = %s
 ) near
-JOIN memories_memory mm ON mm.id = near.memory_id
+JOIN memories_memory mm ON mm.organization_id = %s AND mm.id = near.memory_id
 CROSS JOIN LATERAL unnest(mm.tags) tag
 WHERE mm.deleted_at IS NULL AND mm.scope_type <> 'user' AND NOT tag = ANY(%s::varchar[])
 GROUP BY tag ORDER BY count(*) DESC, tag LIMIT %s
@@ -84,7 +84,11 @@ SUGGESTED_TAGS_MAX = 5
 def suggested_tags(memory: Memory) -> tuple[str, ...]:
     """Tags that memories mentioning the same names wear and ``memory`` does not."""
     with connection.cursor() as cursor:
-        cursor.execute(_SUGGESTED_SQL, [_NEIGHBOURS, memory.pk, list(memory.tags or []), SUGGESTED_TAGS_MAX])
+        organization = memory.organization_id
+        cursor.execute(
+            _SUGGESTED_SQL,
+            [_NEIGHBOURS, organization, memory.pk, organization, list(memory.tags or []), SUGGESTED_TAGS_MAX],
+        )
         return tuple(row[0] for row in cursor.fetchall())
 
 

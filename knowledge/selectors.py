@@ -16,6 +16,7 @@ from knowledge.words import normalized_name
 from memories import validation
 from memories.models import Memory
 from memories.selectors import memory_get, memory_get_many, memory_version_counts, memory_visible_queryset
+from memory_platform.db.tenancy import same_organization
 from memory_platform.exceptions import NotFound, ValidationError
 from memory_platform.pagination import Keyset, Kind, Page, keyset_page
 from organizations.principal import Principal
@@ -279,7 +280,7 @@ def entity_find(principal: Principal, name: Any) -> Entity | None:
     normalized = normalized_name(name)
     alias = (
         EntityAlias.objects.select_related("entity")
-        .filter(organization=principal.organization, normalized=normalized)
+        .filter(same_organization("entity"), organization=principal.organization, normalized=normalized)
         .first()
     )
     return alias.entity if alias else None
@@ -308,9 +309,9 @@ def triple_query(
     entity = entity_find(principal, subject)
     if entity is None:
         return None, []
-    queryset = Triple.objects.filter(organization=principal.organization, subject=entity).select_related(
-        "subject", "object", "repository"
-    )
+    queryset = Triple.objects.filter(
+        same_organization("subject", "object"), organization=principal.organization, subject=entity
+    ).select_related("subject", "object", "repository")
     if predicate:
         queryset = queryset.filter(predicate="_".join(str(predicate).strip().lower().split()))
     if object:
@@ -381,6 +382,7 @@ def entity_related(
     ids = [entity.pk, *entities]
     facts = list(
         Triple.objects.filter(
+            same_organization("subject", "object"),
             organization=principal.organization,
             expired_at__isnull=True,
             valid_from__lte=now,

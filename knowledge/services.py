@@ -15,6 +15,7 @@ from memories import validation
 from memories.inputs import MemoryId
 from memories.selectors import memory_get
 from memories.trust import screened_values
+from memory_platform.db.tenancy import same_organization
 from memory_platform.exceptions import Conflict, NotFound, ValidationError
 from organizations.audit import audit_record
 from organizations.models import Role
@@ -36,7 +37,7 @@ def _name(value: object, field: str) -> str:
 def _entity_named(principal: Principal, normalized: str) -> Entity | None:
     alias = (
         EntityAlias.objects.select_related("entity")
-        .filter(organization=principal.organization, normalized=normalized)
+        .filter(same_organization("entity"), organization=principal.organization, normalized=normalized)
         .first()
     )
     return alias.entity if alias is not None else None

@@ -20,6 +20,7 @@ from typing import Any
 from django.db import transaction
 
 from memories.search.words import name_key
+from memory_platform.db.tenancy import same_organization
 
 # At most this many other names join a query for one name it holds: a much-aliased entity must not
 # drown the query's own words.
@@ -82,7 +83,8 @@ class AliasWords:
 
         names: dict[int, list[tuple[str, str]]] = defaultdict(list)
         entity_names: dict[str, str] = {}
-        rows = EntityAlias.objects.filter(organization_id=organization_id).order_by("entity_id", "id")
+        rows = EntityAlias.objects.filter(same_organization("entity"), organization_id=organization_id)
+        rows = rows.order_by("entity_id", "id")
         for entity_id, alias, entity_name in rows.values_list("entity_id", "alias", "entity__name"):
             if key := name_key(alias):  # split as search splits a query (memories.search.words)
                 names[entity_id].append((key, alias))

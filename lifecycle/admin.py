@@ -19,7 +19,8 @@ from django.utils.html import format_html, format_html_join
 from django.utils.timesince import timesince
 
 from lifecycle.merge import REASON_MAX, proposal_undo
-from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalState
+from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalState, with_members
+from lifecycle.selectors import naming
 from lifecycle.services import proposal_apply, proposal_dismiss
 from memories.admin_parts import hidden_from, memory_label
 from memories.models import Memory
@@ -51,11 +52,11 @@ class ConsolidationProposalAdmin(OrganizationScopedAdmin):
     fields = readonly_fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ConsolidationProposal]:
-        queryset = super().get_queryset(request).prefetch_related("memories")
+        queryset = super().get_queryset(request).prefetch_related(with_members())
         if request.user.is_superuser:
             return queryset
         # A proposal naming someone else's personal memory is not shown at all.
-        return queryset.exclude(memories__in=memories_personal_to_others(request.user))
+        return queryset.exclude(naming(memories_personal_to_others(request.user)))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -196,8 +197,8 @@ class LifecycleRunAdmin(OrganizationScopedAdmin):
 
 @audit_target("consolidation_proposal")
 def _proposals(ids: list[str], user: Any) -> dict[str, Target]:
-    found = list(ConsolidationProposal.objects.filter(pk__in=uuid_ids(ids)).prefetch_related("memories"))
-    members = [memory.pk for proposal in found for memory in proposal.memories.all()]
+    found = list(ConsolidationProposal.objects.filter(pk__in=uuid_ids(ids)).prefetch_related(with_members()))
+    members = [memory.pk for proposal in found for memory in proposal.members]
     hidden = hidden_from(user, members)
     return {
         str(p.pk): Target(
@@ -210,4 +211,4 @@ def _proposals(ids: list[str], user: Any) -> dict[str, Target]:
 
 
 def _survivor_first(proposal: ConsolidationProposal) -> list[Memory]:
-    return sorted(proposal.memories.all(), key=lambda m: (m.pk != proposal.survivor_id, m.title))
+    return sorted(proposal.members, key=lambda m: (m.pk != proposal.survivor_id, m.title))

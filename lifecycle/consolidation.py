@@ -152,7 +152,7 @@ def _consolidate(
 def _consolidate_chunk(
     organization: Organization, run: LifecycleRun, tally: _Tally, chunk: list[UUID], cap: int
 ) -> None:
-    memories = list(alive(Memory.objects.filter(pk__in=chunk)).select_related("access"))
+    memories = list(alive(Memory.objects.filter(pk__in=chunk)).prefetch_related("access"))
     twins = exact_twins(memories)
     for memory in memories:
         tally.examined += 1
@@ -169,7 +169,7 @@ def _consolidate_chunk(
 
 def _act_on(organization: Organization, run: LifecycleRun, tally: _Tally, match: Match, cap: int) -> None:
     pair = sorted([match.memory_id, match.other_id])
-    members = {m.pk: m for m in alive(Memory.objects.filter(pk__in=pair)).select_related("access")}
+    members = {m.pk: m for m in alive(Memory.objects.filter(pk__in=pair)).prefetch_related("access")}
     if len(members) < 2:
         return  # one of them was merged earlier in this run
     evidence = {

@@ -31,6 +31,7 @@ from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalKind, 
 from lifecycle.services import proposal_create
 from memories.models import Memory, MemoryType, ScopeType, Status
 from memory_platform.db.locks import advisory_lock
+from memory_platform.db.tenancy import outer_organization, same_organization
 from organizations.models import Organization
 
 DECAY_LOCK_NAMESPACE = 0x1C0D
@@ -45,12 +46,13 @@ _FRESHNESS_NOW = """
     END"""
 _ALIVE = """
 FROM memories_memory AS m
-LEFT JOIN memories_memoryaccess AS x ON x.memory_id = m.id
+LEFT JOIN memories_memoryaccess AS x ON x.organization_id = m.organization_id AND x.memory_id = m.id
 WHERE m.organization_id = %(organization)s AND m.deleted_at IS NULL AND m.superseded_by_id IS NULL"""
 
 _FRESHNESS_UPSERT = f"""
-INSERT INTO memories_memoryaccess AS a (memory_id, access_count, last_accessed_at, freshness, freshness_at)
-SELECT m.id, coalesce(x.access_count, 0), x.last_accessed_at, {_FRESHNESS_NOW}, %(now)s
+INSERT INTO memories_memoryaccess AS a
+    (organization_id, memory_id, access_count, last_accessed_at, freshness, freshness_at)
+SELECT m.organization_id, m.id, coalesce(x.access_count, 0), x.last_accessed_at, {_FRESHNESS_NOW}, %(now)s
 {_ALIVE}
 ORDER BY m.id
 ON CONFLICT (memory_id) DO UPDATE SET freshness = EXCLUDED.freshness, freshness_at = EXCLUDED.freshness_at
@@ -100,6 +102,7 @@ def stale_memories(organization: Organization) -> list[Memory]:
     """Unreviewed memories that decayed below the floor, unread for long, and not already decided on."""
     idle_since = timezone.now() - timedelta(days=settings.DECAY_STALE_DAYS)
     decided = ConsolidationProposal.objects.filter(
+        organization=outer_organization(),
         kind=ProposalKind.STALE,
         memory_ids__contains=[OuterRef("pk")],
         state__in=[ProposalState.OPEN, ProposalState.DISMISSED],
@@ -108,6 +111,7 @@ def stale_memories(organization: Organization) -> list[Memory]:
     )
     return list(
         Memory.objects.filter(
+            same_organization("access"),
             organization=organization,
             deleted_at__isnull=True,
             superseded_by__isnull=True,

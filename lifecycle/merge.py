@@ -86,7 +86,8 @@ def lock_members(queryset: QuerySet[Memory], ids: list[UUID], *, skip_locked: bo
     now is not waited for; the merge is refused and the next run, seeing the change, looks again."""
     rows = list(
         queryset.select_for_update(of=("self",), skip_locked=skip_locked)
-        .select_related("organization", "repository", "owner", "access")
+        .select_related("organization", "repository", "owner")
+        .prefetch_related("access")
         .filter(pk__in=ids)
         .order_by("pk")  # one lock order for every merge, so two merges never deadlock
     )
@@ -209,7 +210,7 @@ def _apply_merge(
     proposal.state = ProposalState.APPLIED
     decide(proposal, actor, reason)
     proposal.save()
-    proposal.memories.set(members, through_defaults={"organization_id": proposal.organization_id})
+    proposal.set_members(member.pk for member in members)
     why = reason or f"merged as duplicates (proposal {proposal.pk})"
     versions: dict[str, list[int]] = {}
 

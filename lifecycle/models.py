@@ -8,13 +8,16 @@ it can be undone exactly, and the curator sees every automatic change in one lis
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
+from typing import Any
 
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
-from django.db.models import Q
+from django.db.models import Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from memories.models import Memory
+from memory_platform.db.tenancy import same_organization
 from organizations.models import ApiToken, Organization, User
 
 
@@ -126,6 +129,45 @@ class ConsolidationProposal(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} of {len(self.memory_ids)} memories ({self.state})"
+
+    # The memories are read through ProposalMemory, joined within the proposal's organization
+    # (memory_platform.db.tenancy), never through ``memories``, whose join names the memory alone.
+    member_rows: list[ProposalMemory]  # with_members
+
+    @property
+    def members(self) -> list[Memory]:
+        """The memories the proposal names, the most important first (``with_members`` reads them
+        for many proposals in one query; else one query, once)."""
+        rows = getattr(self, "member_rows", None)
+        if rows is None:
+            rows = self.member_rows = list(proposal_member_rows().filter(consolidationproposal=self))
+        return [row.memory for row in rows]
+
+    def set_members(self, memory_ids: Iterable[Any]) -> None:
+        """Make the proposal name these memories (of its organization), and no others."""
+        wanted = set(memory_ids)
+        rows = ProposalMemory.objects.filter(organization_id=self.organization_id, consolidationproposal=self)
+        rows.exclude(memory_id__in=wanted).delete()
+        have = set(rows.values_list("memory_id", flat=True))
+        ProposalMemory.objects.bulk_create(
+            ProposalMemory(consolidationproposal=self, memory_id=pk, organization_id=self.organization_id)
+            for pk in sorted(wanted - have, key=str)
+        )
+        self.__dict__.pop("member_rows", None)
+
+
+def proposal_member_rows(*related: str) -> QuerySet[ProposalMemory]:
+    """Proposals' ProposalMemory rows with their memories (and the memories' ``related``)."""
+    return (
+        ProposalMemory.objects.filter(same_organization("memory"))
+        .select_related("memory", *(f"memory__{name}" for name in related))
+        .order_by("-memory__importance", "-memory__created_at", "memory_id")
+    )
+
+
+def with_members(*related: str) -> Prefetch[Any]:
+    """For ``prefetch_related``: each proposal's ``members`` in one query for all of them."""
+    return Prefetch("proposalmemory_set", queryset=proposal_member_rows(*related), to_attr="member_rows")
 
 
 class ProposalMemory(models.Model):

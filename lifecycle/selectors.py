@@ -9,12 +9,21 @@ from uuid import UUID
 
 from django.db.models import Count, Exists, OuterRef, QuerySet
 
-from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalKind, ProposalMemory, ProposalState, RunKind
+from lifecycle.models import (
+    ConsolidationProposal,
+    LifecycleRun,
+    ProposalKind,
+    ProposalMemory,
+    ProposalState,
+    RunKind,
+    with_members,
+)
 from memories import validation
 from memories.hints import write_hints
 from memories.models import Memory
 from memories.selectors import memory_status_report, memory_visibility_q, memory_visible_queryset
 from memories.similarity import alive
+from memory_platform.db.tenancy import outer_organization
 from memory_platform.exceptions import NotFound, ValidationError
 from memory_platform.pagination import (
     Keyset,
@@ -34,8 +43,16 @@ def proposal_visible_queryset(principal: Principal) -> QuerySet[ConsolidationPro
     """The organization's proposals, less those naming a memory the principal may not see
     (another person's private memory): "not yours" is "not found"."""
     hidden = Memory.objects.filter(organization=principal.organization).exclude(memory_visibility_q(principal))
-    naming_hidden = ProposalMemory.objects.filter(consolidationproposal_id=OuterRef("pk"), memory__in=hidden)
-    return ConsolidationProposal.objects.filter(organization=principal.organization).exclude(Exists(naming_hidden))
+    return ConsolidationProposal.objects.filter(organization=principal.organization).exclude(naming(hidden))
+
+
+def naming(memories: QuerySet[Memory]) -> Exists:
+    """Whether a proposal names one of ``memories`` (a subquery asked of each proposal)."""
+    return Exists(
+        ProposalMemory.objects.filter(
+            consolidationproposal_id=OuterRef("pk"), organization=outer_organization(), memory__in=memories
+        )
+    )
 
 
 def proposal_get(principal: Principal, proposal_id: Any, *, for_update: bool = False) -> ConsolidationProposal:
@@ -51,7 +68,7 @@ def proposal_get(principal: Principal, proposal_id: Any, *, for_update: bool = F
 
 def proposal_get_for_display(proposal: ConsolidationProposal) -> ConsolidationProposal:
     """The proposal as it stands now, with its memories, for an answer after a decision."""
-    return ConsolidationProposal.objects.prefetch_related("memories").get(pk=proposal.pk)
+    return ConsolidationProposal.objects.prefetch_related(with_members()).get(pk=proposal.pk)
 
 
 def proposal_list(

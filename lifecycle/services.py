@@ -79,8 +79,8 @@ def proposal_create(
             run=run,
             created_by=created_by,
         )
-        proposal.memories.set(
-            Memory.objects.filter(pk__in=ids), through_defaults={"organization_id": proposal.organization_id}
+        proposal.set_members(
+            Memory.objects.filter(organization_id=proposal.organization_id, pk__in=ids).values_list("pk", flat=True)
         )
     return proposal, True
 
@@ -306,7 +306,7 @@ def memories_consolidate(
 
 def _preview(principal: Principal, memory_ids: Sequence[Any], survivor_id: Any, content: str | None) -> Consolidation:
     ids = parse_ids(memory_ids)
-    members = list(memory_visible_queryset(principal).filter(pk__in=ids).select_related("access"))
+    members = list(memory_visible_queryset(principal).filter(pk__in=ids).prefetch_related("access"))
     missing = sorted(set(ids) - {m.pk for m in members})
     if missing:
         raise NotFound(f"memory {missing[0]} not found")

@@ -69,8 +69,8 @@ def flush_access(*, log_errors: bool = True) -> int:
 
 # Memories gone since they were read (or not visible yet to this connection) are skipped.
 _UPSERT = """
-INSERT INTO memories_memoryaccess AS a (memory_id, access_count, last_accessed_at)
-SELECT c.id, c.n, %s FROM unnest(%s::uuid[], %s::int[]) AS c(id, n)
+INSERT INTO memories_memoryaccess AS a (organization_id, memory_id, access_count, last_accessed_at)
+SELECT m.organization_id, c.id, c.n, %s FROM unnest(%s::uuid[], %s::int[]) AS c(id, n)
 JOIN memories_memory AS m ON m.id = c.id
 ORDER BY c.id
 ON CONFLICT (memory_id) DO UPDATE SET

@@ -13,7 +13,7 @@ from django.http import HttpRequest
 
 from memories import services
 from memories.models import Memory, MemoryVersion, Status
-from memories.selectors import memories_personal_to_others
+from memories.selectors import memories_personal_to_others, personal_to_others_q
 from memory_platform import reasons
 from memory_platform.exceptions import DomainError
 from organizations.admin_scoping import ReadOnlyInline
@@ -50,7 +50,8 @@ def hidden_from(user: Any, memory_ids: list[Any]) -> set[Any]:
     ones (memories.selectors.personal_to_others_q); none for a superuser."""
     if user.is_superuser or not memory_ids:
         return set()
-    return set(memories_personal_to_others(user).filter(pk__in=memory_ids).values_list("pk", flat=True))
+    hidden = Memory.objects.filter(personal_to_others_q(user), pk__in=memory_ids)
+    return set(hidden.values_list("pk", flat=True))
 
 
 def memory_label(memory: Memory, hidden: set[Any]) -> str:

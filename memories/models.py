@@ -295,7 +295,8 @@ class MemoryVersion(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        ordering = ["memory", "-version"]
+        # By the memory's id, not by the memory (which would join memories to sort by their order).
+        ordering = ["memory_id", "-version"]
         constraints = [
             models.UniqueConstraint(fields=["memory", "version"], name="memory_version_unique"),
         ]

@@ -18,6 +18,7 @@ from django.db.models.functions import Now
 from memories import validation
 from memories.models import Memory, MemoryVersion, ScopeType, Status
 from memory_platform import pagination
+from memory_platform.db.tenancy import outer_organization
 from memory_platform.exceptions import NotFound, ValidationError
 from memory_platform.pagination import Keyset, Kind
 from organizations.principal import Principal
@@ -36,9 +37,10 @@ def personal_to_others_q(user: Any) -> Q:
 
 
 def memories_personal_to_others(user: Any) -> QuerySet[Memory]:
-    """personal_to_others_q as a queryset, to leave out what points at such memories
-    (``links.exclude(source__in=memories_personal_to_others(user))``)."""
-    return Memory.objects.filter(personal_to_others_q(user))
+    """personal_to_others_q as a subquery, to leave out what points at such memories
+    (``links.exclude(source__in=memories_personal_to_others(user))``): those of the organization
+    of the row it is asked for (a memory points only at its own organization's personal ones)."""
+    return Memory.objects.filter(personal_to_others_q(user), organization=outer_organization())
 
 
 def memory_visibility_arms(principal: Principal) -> tuple[Q, Q]:

@@ -123,7 +123,9 @@ def with_targets(events: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
     def status_at(offset: int) -> Subquery:
         return Subquery(
             version_model.objects.filter(
-                memory_id=_memory_of_event(), version=Cast(OuterRef("event_version"), IntegerField()) + offset
+                organization=OuterRef("organization"),
+                memory_id=_memory_of_event(),
+                version=Cast(OuterRef("event_version"), IntegerField()) + offset,
             )
             .annotate(status=KeyTextTransform("status", "snapshot"))
             .values("status")[:1]

@@ -38,7 +38,7 @@ from organizations.tokens import principal_for_token, token_create
 from tests.embedder import HashEmbedder
 
 # The live server (granian, as `manage.py serve` runs it) and its environment, for every directory that needs one.
-pytest_plugins = ["tests.live_server"]
+pytest_plugins = ["tests.live_server", "tests.tenancy_guard"]
 
 FAST_PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 PERSONA_SLUGS = ("acme", "globex")

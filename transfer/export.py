@@ -44,7 +44,9 @@ def export_organization(
             counts[kind.name] = 0
             rows = kind.rows(organization)
             if kind.many:
-                rows = rows.prefetch_related(*kind.many)
+                rows = rows.prefetch_related(
+                    *(records.Many.of(kind, name).prefetch(name, organization) for name in kind.many)
+                )
             for row in rows.iterator(chunk_size=BATCH):
                 _line(out, records.record(kind, row, embeddings=embeddings))
                 counts[kind.name] += 1

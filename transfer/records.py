@@ -15,10 +15,10 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from django.db import models
-from django.db.models import Q, QuerySet
+from django.db.models import Prefetch, Q, QuerySet
 
 from code_index.models import CodeIndex
 from instructions.models import InstructionText
@@ -114,6 +114,31 @@ def encode(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class Many:
+    """A many-to-many field read through its own table's rows (which name their organization), not
+    through a join to the related rows: the ids are all an export needs."""
+
+    through: type[models.Model]
+    source: str  # the through table's key to the row's own model
+    target: str  # and to the related model
+    accessor: str  # the row's own model's name for its through rows
+
+    @classmethod
+    def of(cls, kind: Kind, name: str) -> Many:
+        f = cast("models.ManyToManyField[Any, Any]", kind.model._meta.get_field(name))
+        through = cast("type[models.Model]", f.remote_field.through)
+        source: Any = through._meta.get_field(f.m2m_field_name())
+        return cls(through, f.m2m_field_name(), f.m2m_reverse_field_name(), source.remote_field.get_accessor_name())
+
+    def rows(self, organization: Organization) -> QuerySet[Any]:
+        return self.through._default_manager.filter(organization=organization)
+
+    def prefetch(self, name: str, organization: Organization) -> Prefetch[Any]:
+        """For ``prefetch_related``: each row's through rows, as ``_{name}_rows``."""
+        return Prefetch(self.accessor, queryset=self.rows(organization), to_attr=f"_{name}_rows")
+
+
 def record(kind: Kind, row: models.Model, *, embeddings: bool) -> dict[str, Any]:
     values = {}
     for f in fields_of(kind.model):
@@ -121,5 +146,9 @@ def record(kind: Kind, row: models.Model, *, embeddings: bool) -> dict[str, Any]
             continue
         values[f.attname] = encode(getattr(row, f.attname))
     for name in kind.many:
-        values[name] = sorted(str(related.pk) for related in getattr(row, name).all())  # prefetched
+        many = Many.of(kind, name)
+        through_rows = getattr(row, f"_{name}_rows", None)  # Many.prefetch
+        if through_rows is None:
+            through_rows = many.rows(row.organization_id).filter(**{many.source: row})  # type: ignore[attr-defined]
+        values[name] = sorted(str(getattr(through, f"{many.target}_id")) for through in through_rows)
     return {"kind": kind.name, "fields": values}

@@ -91,8 +91,13 @@ def _dependents(run: ImportRun, made: dict[type[models.Model], list[Any]]) -> li
             target = getattr(f, "related_model", None)
             if target not in made or not (f.many_to_one or f.one_to_one or f.many_to_many) or f.auto_created:
                 continue
-            rows = kind.model._default_manager.filter(**{f"{f.name}__in": made[target]}).exclude(pk__in=own)
-            first = rows.values_list("pk", flat=True).first()
+            if f.many_to_many:  # its own table's rows, not a join through them
+                many = records.Many.of(kind, f.name)
+                rows = many.rows(run.organization).filter(**{f"{many.target}__in": made[target]})
+                first = rows.exclude(**{f"{many.source}__in": own}).values_list(many.source, flat=True).first()
+            else:
+                rows = kind.model._default_manager.filter(**{f"{f.name}__in": made[target]}).exclude(pk__in=own)
+                first = rows.values_list("pk", flat=True).first()
             if first is not None:
                 found.append(f"{kind.name} {first}, made after the import, names an imported {f.name}")
     people = made.get(User, [])

@@ -25,7 +25,7 @@ class ProposalSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(ProposalKind.choices)
     state = serializers.ChoiceField(ProposalState.choices)
     memory_ids = serializers.ListField(child=serializers.UUIDField())
-    memories = ProposalMemorySerializer(many=True, source="memories.all")
+    memories = ProposalMemorySerializer(many=True, source="members")
     survivor_id = serializers.UUIDField(allow_null=True, help_text="The memory proposed (or chosen) to stay.")
     evidence = serializers.DictField(help_text="Similarity, whether exact, and the parts that differ.")
     applied = serializers.DictField(help_text="What applying changed (versions before/after), for undo.")

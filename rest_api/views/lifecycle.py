@@ -12,7 +12,7 @@ from rest_framework.response import Response
 
 from lifecycle import selectors, services
 from lifecycle.merge import proposal_undo
-from lifecycle.models import ConsolidationProposal
+from lifecycle.models import ConsolidationProposal, with_members
 from lifecycle.selectors import duplicate_candidates
 from memory_platform import pagination
 from rest_api import serializers as s
@@ -45,7 +45,7 @@ class ProposalListView(ApiView):
         listing = selectors.proposal_list(self.principal, state=state, kind=query.get("kind"))
         fingerprint = pagination.fingerprint({"proposals": state, "kind": query.get("kind"), "limit": query["limit"]})
         page = pagination.cursor_page(
-            listing.prefetch_related("memories"),
+            listing.prefetch_related(with_members()),
             PROPOSALS,
             limit=query["limit"],
             cursor=query.get("cursor"),
