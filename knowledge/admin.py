@@ -213,10 +213,11 @@ class PredicateAdmin(OrganizationScopedAdmin):
 class MemoryLinkAdmin(OrganizationScopedAdmin):
     list_display = ["source", "relation_type", "target", "organization", "created_at", "removed_at"]
     list_filter = ["organization", "relation_type"]
-    list_select_related = ["source", "target"]
+    # The ends are read by their ids, not joined: one may be another organization's system memory.
+    list_select_related = ["organization"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[MemoryLink]:
-        return _links_seen_by(request, super().get_queryset(request))
+        return _links_seen_by(request, super().get_queryset(request)).prefetch_related("source", "target")
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

@@ -132,3 +132,21 @@ def test_the_admins_rule_and_a_principals_agree(acme: Tenant, globex: Tenant, pe
 
 def by_principal_of(principal: Any) -> set[Any]:
     return set(Memory.objects.filter(memory_visibility_q(principal)).values_list("pk", flat=True))
+
+
+def test_every_admin_list_opens_and_does_not_say_what_it_is(
+    acme: Tenant, personal: dict[str, Any], client: Client, make_staff: StaffFactory
+) -> None:
+    staff = make_staff("cora", acme.organization, Role.ADMIN)
+    client.force_login(staff)
+    request = RequestFactory().get("/admin/")
+    request.user = staff
+    opened = []
+    for model, model_admin in admin.site._registry.items():
+        if not model_admin.has_view_permission(request):
+            continue
+        page = client.get(reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist"))
+        assert page.status_code == 200, model.__name__
+        assert SECRET_TITLE not in page.content.decode(), model.__name__
+        opened.append(model.__name__)
+    assert {"Memory", "MemoryLink", "ConsolidationProposal", "Triple"} <= set(opened)
