@@ -10,8 +10,11 @@ statement with PostgreSQL's own parser (pglast) and says which distributed table
 
 What counts as a tie is deliberately narrow: an equality (``=``, ``IN`` or ``= ANY`` of one value)
 between columns or a column and a value, in a WHERE clause or a join's ON, at the top of its AND
-chain (an equality under OR or NOT ties nothing). Links through a reference table count
-(``a.organization_id = r.organization_id AND r.organization_id = b.organization_id``).
+chain. Under NOT nothing ties; of an OR, only the one arm left once the arms reading system-scope
+memories only are set aside (SYSTEM_SCOPE). Links through a reference table count
+(``a.organization_id = r.organization_id AND r.organization_id = b.organization_id``). The two
+branches of a UNION stack rows and do not pair them. The values are weighed per execution (the
+same organization in two parameters ties them); each statement's text is parsed once.
 """
 
 from __future__ import annotations
