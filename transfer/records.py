@@ -122,6 +122,7 @@ class Many:
     through: type[models.Model]
     source: str  # the through table's key to the row's own model
     target: str  # and to the related model
+    related: type[models.Model]  # the related model
     accessor: str  # the row's own model's name for its through rows
 
     @classmethod
@@ -129,7 +130,9 @@ class Many:
         f = cast("models.ManyToManyField[Any, Any]", kind.model._meta.get_field(name))
         through = cast("type[models.Model]", f.remote_field.through)
         source: Any = through._meta.get_field(f.m2m_field_name())
-        return cls(through, f.m2m_field_name(), f.m2m_reverse_field_name(), source.remote_field.get_accessor_name())
+        related = cast("type[models.Model]", f.related_model)
+        accessor = source.remote_field.get_accessor_name()
+        return cls(through, f.m2m_field_name(), f.m2m_reverse_field_name(), related, accessor)
 
     def rows(self, organization: Organization) -> QuerySet[Any]:
         return self.through._default_manager.filter(organization=organization)

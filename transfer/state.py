@@ -13,7 +13,7 @@ import math
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.management.color import no_style
@@ -353,16 +353,18 @@ class ImportState:
             pointed[model, attname].append(row)
         pairs: dict[Any, list[models.Model]] = defaultdict(list)  # through model -> its rows
         for kind, row, name, related, line in self.many:
-            f = cast("models.ManyToManyField[Any, Any]", kind.model._meta.get_field(name))
-            through: Any = f.remote_field.through
-            target = cast("type[models.Model]", f.related_model)
-            own, other = f.m2m_field_name(), f.m2m_reverse_field_name()
+            many = records.Many.of(kind, name)
             for old in dict.fromkeys(related):
-                mapped = self.ids[target].get(str(old))
+                mapped = self.ids[many.related].get(str(old))
                 if mapped is None:
                     raise ImportProblem(f"{kind.name}.{name} names {old!r}, which the file does not hold", line)
                 # The row as written: its id was set by bulk_create (or read back).
-                pairs[through].append(through(**{f"{own}_id": row.pk, f"{other}_id": mapped}))
+                values = {
+                    f"{many.source}_id": row.pk,
+                    f"{many.target}_id": mapped,
+                    "organization_id": self.organization.pk,
+                }
+                pairs[many.through].append(many.through(**values))
         self._links = (pointed, pairs)
 
     def link(self) -> None:
