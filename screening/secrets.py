@@ -66,15 +66,20 @@ _PRIVATE_KEY = "Private Key"
 # with credentials, a key block's first line, or a secret-sounding name given a value (the keyword
 # detector needs "name = value", "name: value" or a comparison, within a few characters).
 _NAMES = r"key|pass|pwd|secret|token|auth|contrase|cloudant|softlayer|ibm|artifactory|hmac"
+_NAME_GIVEN = rf"(?:{_NAMES})\w*[\]'\"]{{0,2}}\s*(?:[:=!<>]|\?\?)|[:=!<>]\s*\w*(?:{_NAMES})"
 _CANDIDATE = re.compile(
-    r"(?=[^\s\"'`]*\d)(?=[^\s\"'`]*[A-Za-z])[^\s\"'`]{8,}"  # a word mixing letters and digits
+    # A word mixing letters and digits, looked for from the start of a word only: a word that does
+    # not qualify has no part that does, and the checks read ahead to the word's end.
+    r"(?<![^\s\"'`])(?=[^\s\"'`]*\d)(?=[^\s\"'`]*[A-Za-z])[^\s\"'`]{8,}"
     r"|[\"'][^\s\"'`]{20,}"  # a long quoted string (the high-entropy detectors read only those)
     r"|://[^\s/]*:[^\s/]*@"
     r"|BEGIN|PuTTY"
-    rf"|(?:{_NAMES})\w*[\]'\"]{{0,2}}\s*(?:[:=!<>]|\?\?)"
-    rf"|[:=!<>]\s*\w*(?:{_NAMES})",
+    rf"|{_NAME_GIVEN}",
     re.IGNORECASE,
 )
+# What the configuration pass needs to find anything: its keyword detector reads only a
+# secret-sounding name given a value. A window without one is read as prose alone.
+_CONFIGURATION_CANDIDATE = re.compile(_NAME_GIVEN, re.IGNORECASE)
 # A value that reads as a password: one token of eight or more characters mixing letters with
 # digits or symbols, and not code: no brackets, not a (dotted) name, not a $reference.
 _PASSWORD_LIKE = re.compile(r"^(?=.*[A-Za-z])(?=.*[\d\W_])(?![A-Za-z_.]+$)(?!\$)[^\s()\[\]{}<>]{8,}$")
@@ -194,11 +199,13 @@ def find_secrets(text: str, *, filename: str | None = None) -> list[SecretFindin
     the text is that file's (the code index), read by the scanner's rules for its type."""
     findings: list[SecretFinding] = []
     passes = _passes(filename)
+    without_configuration = tuple(name for name in passes if name != _CONFIG)
     offset = 0
     for number, line in enumerate(text.splitlines(keepends=True), start=1):
         stripped = line.rstrip("\r\n")
         for at, window in _windows(stripped):
-            for kind, value in _line_findings(window, passes):
+            read_as = passes if _CONFIGURATION_CANDIDATE.search(window) else without_configuration
+            for kind, value in _line_findings(window, read_as):
                 findings.append(_locate(text, offset + at, window, number=number, kind=kind, value=value))
         offset += len(line)
     return _merged(findings)
