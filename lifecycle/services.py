@@ -6,14 +6,13 @@ remembers every pair, so the same memories are never proposed together again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 from uuid import UUID
 
 from django.db import transaction
-from django.db.models import Q
 
 from lifecycle.detection import dismissed
 from lifecycle.merge import (
@@ -88,55 +87,36 @@ def proposal_create(
 RULES = frozenset(str(kind) for kind in RULE_TYPES)
 
 
-def propose_write_conflicts(memory: Memory, conflicts: Sequence[Hint]) -> list[ConsolidationProposal]:
-    """A new memory's contradictions (memories.hints) that can steer other agents, each an open proposal
-    for curators: those with a curated memory (always the reference side: the one the other is checked
-    against, and the one kept if applied) or a rule. Two unreviewed facts that disagree wait for the
-    consolidation worker's hourly pass, which proposes them too: a writer of many near-identical
-    notes must not pay for a proposal per note. A few statements in all, whatever the count."""
-    wanted = [
-        conflict
-        for conflict in conflicts
-        if conflict.curated or memory.status in CURATED or {memory.memory_type, conflict.memory_type} & RULES
-    ]
-    pairs = {conflict.id: sorted([memory.pk, conflict.id]) for conflict in wanted}
-    if not pairs:
+def propose_write_conflicts(written: Sequence[tuple[Memory, Sequence[Hint]]]) -> list[ConsolidationProposal]:
+    """New memories' contradictions (memories.hints) that can steer other agents, each an open
+    proposal for curators: those with a curated memory (always the reference side: the one the other
+    is checked against, and the one kept if applied) or a rule. Two unreviewed facts that disagree
+    wait for the consolidation worker's hourly pass, which proposes them too: a writer of many
+    near-identical notes must not pay for a proposal per note. A few statements for a whole batch of
+    writes, whatever the count; a pair two of them name (both new) is proposed once."""
+    wanted: dict[tuple[UUID, ...], tuple[Memory, Hint]] = {}
+    for memory, conflicts in written:
+        for conflict in conflicts:
+            if conflict.curated or memory.status in CURATED or {memory.memory_type, conflict.memory_type} & RULES:
+                wanted.setdefault(tuple(sorted([memory.pk, conflict.id])), (memory, conflict))
+    if not wanted:
         return []
+    organization_id = written[0][0].organization_id
     taken = {
         tuple(ids)
         for ids in ConsolidationProposal.objects.filter(
-            organization_id=memory.organization_id,
+            organization_id=organization_id,
             kind=ProposalKind.CONTRADICTION,
             state=ProposalState.OPEN,
-            memory_ids__in=list(pairs.values()),
+            memory_ids__in=[list(ids) for ids in wanted],
         ).values_list("memory_ids", flat=True)
     }
-    gone = _dismissed_pairs(pairs.values())
-    proposals = []
-    for conflict in wanted:
-        ids = pairs[conflict.id]
-        if tuple(ids) in gone or tuple(ids) in taken:
-            continue
-        reference = conflict.id if conflict.curated else (memory.pk if memory.status in CURATED else None)
-        evidence = {
-            "similarity": conflict.similarity,
-            "exact": False,
-            "match": "contradiction",
-            "found": "at write time",
-            **({"reference": str(reference)} if reference else {}),
-            **_older_first(conflict.differences),
-        }
-        proposals.append(
-            ConsolidationProposal(
-                organization_id=memory.organization_id,
-                kind=ProposalKind.CONTRADICTION,
-                memory_ids=ids,
-                survivor_id=reference,
-                evidence=evidence,
-                # "found by the write check (ci-bot)": the check run when ci-bot wrote the memory.
-                created_by=f"the write check ({memory.author_name or memory.author_kind})",
-            )
-        )
+    gone = _dismissed_pairs(organization_id, wanted)
+    proposals = [
+        _write_conflict(memory, conflict, list(ids))
+        for ids, (memory, conflict) in wanted.items()
+        if ids not in gone and ids not in taken
+    ]
     if proposals:
         ConsolidationProposal.objects.bulk_create(proposals)
         ProposalMemory.objects.bulk_create(
@@ -149,12 +129,35 @@ def propose_write_conflicts(memory: Memory, conflicts: Sequence[Hint]) -> list[C
     return proposals
 
 
-def _dismissed_pairs(pairs: Iterable[list[UUID]]) -> set[tuple[UUID, ...]]:
-    """Which of these pairs (each sorted) a curator dismissed."""
-    condition = Q()
-    for first, second in pairs:
-        condition |= Q(first_id=first, second_id=second)
-    return {tuple(pair) for pair in DismissedPair.objects.filter(condition).values_list("first_id", "second_id")}
+def _write_conflict(memory: Memory, conflict: Hint, ids: list[UUID]) -> ConsolidationProposal:
+    reference = conflict.id if conflict.curated else (memory.pk if memory.status in CURATED else None)
+    evidence = {
+        "similarity": conflict.similarity,
+        "exact": False,
+        "match": "contradiction",
+        "found": "at write time",
+        **({"reference": str(reference)} if reference else {}),
+        **_older_first(conflict.differences),
+    }
+    return ConsolidationProposal(
+        organization_id=memory.organization_id,
+        kind=ProposalKind.CONTRADICTION,
+        memory_ids=ids,
+        survivor_id=reference,
+        evidence=evidence,
+        # "found by the write check (ci-bot)": the check run when ci-bot wrote the memory.
+        created_by=f"the write check ({memory.author_name or memory.author_kind})",
+    )
+
+
+def _dismissed_pairs(organization_id: int, pairs: Collection[tuple[UUID, ...]]) -> set[tuple[UUID, ...]]:
+    """Which of these pairs (each sorted) a curator of the organization dismissed."""
+    dismissed = DismissedPair.objects.filter(
+        organization_id=organization_id,
+        first_id__in={pair[0] for pair in pairs},
+        second_id__in={pair[1] for pair in pairs},
+    ).values_list("first_id", "second_id")
+    return {tuple(pair) for pair in dismissed} & set(pairs)
 
 
 def _older_first(differences: dict[str, Any]) -> dict[str, Any]:

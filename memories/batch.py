@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -34,7 +34,7 @@ from memory_platform.exceptions import DomainError, ValidationError
 from organizations.audit import audit_event
 from organizations.models import Repository
 from organizations.principal import Principal
-from organizations.services import repository_for_write
+from organizations.services import repositories_for_write
 
 
 @dataclass(frozen=True)
@@ -102,11 +102,9 @@ def memory_batch_create(
     try:
         if bulk:
             created: dict[int, Memory] = {}
-            with transaction.atomic():
-                repositories = _batch_repositories(principal, bulk, results)
+            repositories = _batch_repositories(principal, bulk, results)
             retried: list[int] = []
-            for number, chunk in enumerate(chunks):
-                vector_for.update(embedding[number]())  # waited for outside any transaction
+            for chunk in _ready_chunks(chunks, embedding, vector_for):
                 try:
                     # A transaction per chunk: none stays open (nor holds its rows) while the model
                     # embeds the next chunk; each memory is whole (row, version, audit event) in one.
@@ -154,13 +152,12 @@ def _hinted(parsed: dict[int, _Entry], results: list[BatchEntryResult], *, creat
     the ones written one by one): the policy's notes, the write hints, conflicts to the curators."""
     fresh = [r.memory for r in results if r.memory is not None and r.index in created]
     hints = write_hints(fresh)
-    with transaction.atomic():  # the batch's proposals in one commit
-        for result in results:
-            if result.memory is None or result.index not in created:
-                continue
+    for result in results:
+        if result.memory is not None and result.index in created:
             result.memory.write_notes = tuple(parsed[result.index].notes)
             result.memory.write_hints = hints[result.memory.pk]
-            report_conflicts(result.memory, result.memory.write_hints.conflicts)
+    with transaction.atomic():  # the batch's proposals in one commit
+        report_conflicts([(memory, memory.write_hints.conflicts) for memory in fresh])
 
 
 # The pipeline's chunks. The writes wait for the first chunk's vectors, and the last chunk is
@@ -185,18 +182,47 @@ def _pipeline_chunks(bulk: list[_Entry]) -> list[list[_Entry]]:
     return [first, *(middle[start : start + size] for start in range(0, len(middle), size)), last]
 
 
-def _embed_later(texts: dict[int, str], indices: list[int]) -> Callable[[], dict[int, Vector]]:
-    """Start embedding these entries' texts; the returned call waits for their vectors (None each
-    while the provider is down)."""
-    wait = embed_texts_later([texts[index] for index in indices])
+def _ready_chunks(
+    chunks: list[list[_Entry]], embedding: list[_Stage], vector_for: dict[int, Vector]
+) -> Iterator[list[_Entry]]:
+    """The chunks in order, each once its vectors are in ``vector_for`` (waited for outside any
+    transaction). The chunks after it whose vectors are there already (the model was quicker than
+    the writes) come with it, to be written in the same transaction: fewer commits."""
+    number = 0
+    while number < len(chunks):
+        ready = number + 1
+        while ready < len(chunks) and embedding[ready].done():
+            ready += 1
+        for stage in embedding[number:ready]:
+            vector_for.update(stage())
+        yield [item for part in chunks[number:ready] for item in part]
+        number = ready
 
-    @functools.cache
-    def vectors() -> dict[int, Vector]:
-        embedded = wait()
-        found: list[Vector] = list(embedded) if embedded is not None else [None for _ in indices]
-        return dict(zip(indices, found, strict=True))
 
-    return vectors
+class _Stage:
+    """Some entries' texts being embedded: called, it waits for their vectors (None each while the
+    provider is down); ``done()`` says whether a call would return at once."""
+
+    def __init__(self, texts: dict[int, str], indices: list[int]) -> None:
+        self.indices = indices
+        self.later = embed_texts_later([texts[index] for index in indices])
+
+    def done(self) -> bool:
+        return self.later.done()
+
+    @functools.cached_property
+    def vectors(self) -> dict[int, Vector]:
+        embedded = self.later()
+        found: list[Vector] = list(embedded) if embedded is not None else [None for _ in self.indices]
+        return dict(zip(self.indices, found, strict=True))
+
+    def __call__(self) -> dict[int, Vector]:
+        return self.vectors
+
+
+def _embed_later(texts: dict[int, str], indices: list[int]) -> _Stage:
+    """Start embedding these entries' texts."""
+    return _Stage(texts, indices)
 
 
 @dataclass(frozen=True)
@@ -297,27 +323,20 @@ def _plan_batch(
 def _batch_repositories(
     principal: Principal, bulk: list[_Entry], results: dict[int, BatchEntryResult]
 ) -> dict[str, Repository]:
-    """The repositories the batch's new memories name, the missing ones created (once per batch)
-    when an entry naming them asks for it with ``create_repository``.
+    """The repositories the batch's new memories name, the missing ones created (together) when an
+    entry naming them asks for it with ``create_repository``.
 
     Entries naming a repository that does not exist (and none asked to create), or that cannot be
     created, get their error in ``results``.
     """
-    slugs = {item.new.repository for item in bulk if item.new.repository}
-    repositories: dict[str, Repository] = (
-        {r.slug: r for r in Repository.objects.filter(organization=principal.organization, slug__in=slugs)}
-        if slugs
-        else {}
+    repositories, errors = repositories_for_write(
+        principal=principal,
+        slugs={item.new.repository for item in bulk if item.new.repository},
+        create={item.new.repository for item in bulk if item.new.repository and item.create_repository},
     )
-    wanted = {item.new.repository for item in bulk if item.new.repository and item.create_repository}
-    for slug in sorted(slugs - set(repositories)):
-        try:
-            with transaction.atomic():
-                repositories[slug] = repository_for_write(principal=principal, slug=slug, create=slug in wanted)
-        except DomainError as error:
-            for item in bulk:
-                if item.new.repository == slug:
-                    results[item.index] = BatchEntryResult(index=item.index, error=error)
+    for item in bulk:
+        if item.new.repository in errors:
+            results[item.index] = BatchEntryResult(index=item.index, error=errors[item.new.repository])
     return repositories
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from datetime import datetime
 
 from django.conf import settings
@@ -43,25 +44,37 @@ def embed_texts(texts: Sequence[str]) -> list[list[float]] | None:
         return None
 
 
-def embed_texts_later(texts: Sequence[str]) -> Callable[[], list[list[float]] | None]:
-    """Start embedding ``texts`` now; the returned call waits for the vectors (None when the
-    provider is unavailable, as embed_texts). Calls are worked on in the order they are made."""
-    if not texts:
-        return list
-    try:
-        future = get_provider().embed_later(texts)
-    except EmbeddingError as error:
-        logger.warning("embedding deferred: %s", error)
-        return lambda: None
+class Later:
+    """Vectors on their way: called, waits for them (None when the provider is unavailable, as
+    embed_texts); ``done()`` says whether a call would return at once."""
 
-    def vectors() -> list[list[float]] | None:
+    def __init__(self, future: Future[list[list[float]]] | None) -> None:
+        self.future = future
+
+    def done(self) -> bool:
+        return self.future is None or self.future.done()
+
+    def __call__(self) -> list[list[float]] | None:
+        if self.future is None:
+            return None
         try:
-            return future.result()
+            return self.future.result()
         except EmbeddingError as error:
             logger.warning("embedding deferred: %s", error)
             return None
 
-    return vectors
+
+def embed_texts_later(texts: Sequence[str]) -> Later:
+    """Start embedding ``texts`` now. Calls are worked on in the order they are made."""
+    if not texts:
+        done: Future[list[list[float]]] = Future()
+        done.set_result([])
+        return Later(done)
+    try:
+        return Later(get_provider().embed_later(texts))
+    except EmbeddingError as error:
+        logger.warning("embedding deferred: %s", error)
+        return Later(None)
 
 
 def apply_embedding(memory: Memory, vector: list[float] | None) -> None:

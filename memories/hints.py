@@ -249,22 +249,26 @@ def _classified(memory: Memory, rows: list[tuple[Any, ...]]) -> WriteHints:
 
 # --- reporting contradictions to curators ------------------------------------------------------
 
-ConflictReporter = Callable[[Memory, list[Hint]], object]
+ConflictReporter = Callable[[Sequence[tuple[Memory, list[Hint]]]], object]
 _reporters: list[ConflictReporter] = []
 
 
 def conflict_reporter_set(reporter: ConflictReporter) -> None:
-    """Who turns a write's conflicts into work for curators (lifecycle sets it when it loads)."""
+    """Who turns writes' conflicts into work for curators (lifecycle sets it when it loads)."""
     _reporters[:] = [reporter]
 
 
-def report_conflicts(memory: Memory, conflicts: list[Hint]) -> None:
-    """Hand a write's conflicts to the curators' side. A failure there never fails the write: the
-    consolidation worker finds the same pair on its next run."""
-    if not conflicts or not _reporters:
+def report_conflicts(written: Sequence[tuple[Memory, list[Hint]]]) -> None:
+    """Hand new memories' conflicts (of one organization) to the curators' side. A failure there
+    never fails the writes: the consolidation worker finds the same pairs on its next run."""
+    written = [(memory, conflicts) for memory, conflicts in written if conflicts]
+    if not written or not _reporters:
         return
     try:
         with savepoint_if_in_transaction():
-            _reporters[0](memory, conflicts)
+            _reporters[0](written)
     except Exception:
-        logger.exception("the contradictions of memory %s were left to the consolidation worker", memory.pk)
+        logger.exception(
+            "the contradictions of memories %s were left to the consolidation worker",
+            ", ".join(str(memory.pk) for memory, _ in written),
+        )

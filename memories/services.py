@@ -127,7 +127,7 @@ def _answered(memory: Memory, notes: Any, *, hints: bool = False, created: bool 
     if hints:
         memory.write_hints = write_hints([memory])[memory.pk]
         if created:
-            report_conflicts(memory, memory.write_hints.conflicts)
+            report_conflicts([(memory, memory.write_hints.conflicts)])
     return memory
 
 

@@ -7,16 +7,19 @@ calls it as the one authentication step.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
-from memory_platform.exceptions import Conflict, NotFound, ValidationError
+from memory_platform.exceptions import Conflict, DomainError, NotFound, ValidationError
 from organizations import selectors
-from organizations.audit import audit_record
+from organizations.audit import audit_event, audit_record
 from organizations.models import (
+    AuditEvent,
     Membership,
     Organization,
     Repository,
@@ -73,6 +76,51 @@ def repository_for_write(*, principal: Principal, slug: str, create: bool = Fals
     if create:
         return repository_get_or_create(principal=principal, slug=slug)
     return selectors.repository_named(principal, slug)
+
+
+def repositories_for_write(
+    *, principal: Principal, slugs: Collection[str], create: Collection[str] = ()
+) -> tuple[dict[str, Repository], dict[str, DomainError]]:
+    """repository_for_write for many slugs at once (a batch of writes): the repositories by slug,
+    the missing ones named in ``create`` made together (one statement, an audit event each), and
+    for each slug that cannot be had, the error repository_for_write would raise for it."""
+    found = {r.slug: r for r in Repository.objects.filter(organization=principal.organization, slug__in=slugs)}
+    errors: dict[str, DomainError] = {}
+    wanted: list[str] = []
+    for slug in sorted(set(slugs) - set(found)):
+        try:
+            if slug not in create:
+                selectors.repository_named(principal, slug)  # refuses it, naming the known ones
+            validate_slug(slug, "repository")
+            principal.require(Role.AGENT, "creating a repository")
+        except DomainError as error:
+            errors[slug] = error
+        else:
+            wanted.append(slug)
+    if not wanted:
+        return found, errors
+    with transaction.atomic(), connection.cursor() as cursor:
+        # One made meanwhile by another writer is not made again (nor audited twice): read below.
+        cursor.execute(
+            f"INSERT INTO {Repository._meta.db_table} (organization_id, slug, name, created_at)"  # noqa: S608 - our table
+            " SELECT %s, slug, '', %s FROM unnest(%s::varchar[]) AS slug"
+            " ON CONFLICT (organization_id, slug) DO NOTHING RETURNING id, slug",
+            [principal.organization.pk, timezone.now(), wanted],
+        )
+        AuditEvent.objects.bulk_create(
+            [
+                audit_event(
+                    principal=principal,
+                    action="repository.create",
+                    target_type="repository",
+                    target_id=pk,
+                    data={"slug": slug},
+                )
+                for pk, slug in cursor.fetchall()
+            ]
+        )
+    made = Repository.objects.filter(organization=principal.organization, slug__in=wanted)
+    return {**found, **{r.slug: r for r in made}}, errors
 
 
 @transaction.atomic

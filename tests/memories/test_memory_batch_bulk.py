@@ -58,7 +58,7 @@ def test_each_memory_gets_its_version_and_audit_event(acme: Tenant) -> None:
     assert created == sorted(created)
 
 
-def test_the_inserts_are_one_per_table_per_pipeline_chunk(acme: Tenant) -> None:
+def test_the_inserts_are_one_per_table_per_pipeline_chunk(acme: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
     def inserts(count: int, start: int) -> int:
         # Spelt, not numbered: texts alike but for a number are contradiction candidates (a proposal each).
         entries = [_entry(f"Fact {spelled_number(n)} about the pipeline.") for n in range(start, start + count)]
@@ -67,10 +67,14 @@ def test_the_inserts_are_one_per_table_per_pipeline_chunk(acme: Tenant) -> None:
         return len(_writes(captured))
 
     assert inserts(2, 0) == 3  # memories, versions, audit events: one COPY each
-    # A large batch is written in chunks, each embedded while the one before it is written: a small
-    # first and last chunk (8) and middle ones of up to 32.
+    # While the model is slower than the writes, a large batch is written in chunks, each embedded
+    # while the one before it is written: a small first and last chunk (8) and middle ones of up to 32.
+    monkeypatch.setattr(batch._Stage, "done", lambda stage: False)
     assert inserts(40, 100) == 3 * 3  # 8, 24, 8
     assert inserts(120, 200) == 3 * 6  # 8, 4 x 26, 8
+    # The chunks whose vectors are there by the time the one before them is written go with it.
+    monkeypatch.setattr(batch._Stage, "done", lambda stage: True)
+    assert inserts(120, 300) == 3
 
 
 def test_a_large_batch_written_longest_first_is_created_in_entry_order(acme: Tenant) -> None:
@@ -242,16 +246,18 @@ def test_no_transaction_is_open_while_the_batch_waits_for_the_model(
     embed_later = batch._embed_later
     in_transaction: list[bool] = []
 
-    def watched(texts: Any, indices: list[int]) -> Any:
-        vectors = embed_later(texts, indices)
+    class Watched:
+        def __init__(self, texts: Any, indices: list[int]) -> None:
+            self.stage = embed_later(texts, indices)
 
-        def wait() -> Any:
+        def done(self) -> bool:
+            return False  # the model is slower than the writes: each chunk is waited for
+
+        def __call__(self) -> Any:
             in_transaction.append(connection.in_atomic_block)
-            return vectors()
+            return self.stage()
 
-        return wait
-
-    monkeypatch.setattr(batch, "_embed_later", watched)
+    monkeypatch.setattr(batch, "_embed_later", Watched)
     entries = [_entry(f"Runbook step {spelled_number(n)} is checked twice.") for n in range(40)]
 
     results = memory_batch_create(principal=acme.agent, entries=entries)

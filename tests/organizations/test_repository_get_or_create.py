@@ -4,7 +4,7 @@ import pytest
 
 from memory_platform.exceptions import PermissionDenied, ValidationError
 from organizations.models import AuditEvent, Repository
-from organizations.services import repository_get_or_create
+from organizations.services import repositories_for_write, repository_get_or_create
 from tests.conftest import Tenant
 
 
@@ -46,3 +46,42 @@ def test_the_same_slug_in_two_organizations_is_two_repositories(acme: Tenant, gl
 def test_a_bad_slug_is_refused(acme: Tenant, slug: str) -> None:
     with pytest.raises(ValidationError, match="is not a valid repository slug"):
         repository_get_or_create(principal=acme.agent, slug=slug)
+
+
+def test_a_batch_of_writes_gets_its_repositories_in_one_call(acme: Tenant, globex: Tenant) -> None:
+    existing = repository_get_or_create(principal=acme.agent, slug="web")
+    theirs = repository_get_or_create(principal=globex.agent, slug="mobile")
+
+    found, errors = repositories_for_write(
+        principal=acme.agent,
+        slugs={"web", "mobile", "api", "typo", "Bad Slug"},
+        create={"mobile", "api", "Bad Slug"},
+    )
+
+    assert set(found) == {"web", "mobile", "api"}
+    assert found["web"] == existing
+    assert found["mobile"] != theirs and found["mobile"].organization == acme.organization
+    assert set(errors) == {"typo", "Bad Slug"}
+    assert "repository 'typo' does not exist in acme" in errors["typo"].message
+    assert "known repositories: web" in errors["typo"].message  # as a single write is told
+    assert "is not a valid repository slug" in errors["Bad Slug"].message
+    assert not Repository.objects.filter(organization=acme.organization, slug__in=["typo", "Bad Slug"]).exists()
+    # One audit event for each repository made, none for the one that was there.
+    audited = AuditEvent.objects.filter(organization=acme.organization, action="repository.create")
+    assert sorted(audited.values_list("data__slug", flat=True)) == ["api", "mobile", "web"]
+    assert {e.target_id for e in audited} == {str(found[slug].pk) for slug in ("api", "mobile", "web")}
+    assert {e.actor for e in audited if e.data["slug"] != "web"} == {acme.agent.label}
+
+    again, _ = repositories_for_write(principal=acme.agent, slugs={"api"}, create={"api"})
+    assert again == {"api": found["api"]}
+    assert audited.count() == 3
+
+
+def test_a_reader_gets_the_repositories_there_but_creates_none(acme: Tenant) -> None:
+    existing = repository_get_or_create(principal=acme.agent, slug="web")
+
+    found, errors = repositories_for_write(principal=acme.reader, slugs={"web", "api"}, create={"web", "api"})
+
+    assert found == {"web": existing}
+    assert isinstance(errors["api"], PermissionDenied)
+    assert not Repository.objects.filter(slug="api").exists()

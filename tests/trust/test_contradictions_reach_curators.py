@@ -6,9 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from lifecycle.consolidation import consolidation_run
 from lifecycle.models import ConsolidationProposal, ProposalKind
+from memories.batch import memory_batch_create
 from memories.services import memory_create
 from tests.conftest import Tenant
 from tests.mcp.client import McpClient
@@ -105,3 +108,27 @@ def test_a_batch_of_contradicting_rules_gets_one_proposal_a_pair(
     assert len(pairs) == len(set(pairs))  # none twice, though each write saw the others
     assert {frozenset([ids[0], ids[1]]), frozenset([ids[0], ids[2]])} <= set(pairs)
     assert "left to the consolidation worker" not in caplog.text
+
+
+def test_a_batch_hands_its_contradictions_over_in_a_few_statements(acme: Tenant) -> None:
+    locked = _rule(acme.curator, PAIRS[0][0], status="locked")
+    texts = [f"No deploys to production on Fridays after {hour}:00 UTC." for hour in range(17, 23)]
+    entries = [{"scope_type": "organization", "memory_type": "convention", "current_content": t} for t in texts]
+
+    with CaptureQueriesContext(connection) as captured:
+        results = memory_batch_create(principal=acme.agent, entries=entries)
+
+    proposed = {
+        frozenset(proposal.memory_ids)
+        for proposal in ConsolidationProposal.objects.filter(kind=ProposalKind.CONTRADICTION)
+    }
+    told = {
+        frozenset([result.memory.pk, conflict.id])
+        for result in results
+        if result.memory is not None
+        for conflict in result.memory.write_hints.conflicts
+    }
+    assert any(locked.pk in pair for pair in told)
+    assert proposed == told  # each conflict a write was told of (rules all), once
+    lifecycle = [q["sql"] for q in captured.captured_queries if "lifecycle_" in q["sql"]]
+    assert len(lifecycle) == 4  # open proposals, dismissed pairs, the proposals, their members
