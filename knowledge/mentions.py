@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection
@@ -25,7 +25,7 @@ from knowledge.words import alias_words
 from memories.models import Memory
 from memories.search.words import name_key
 from memories.selectors import memory_get, memory_visible_queryset
-from memory_platform.bulk import copy_insert
+from memory_platform.bulk import copy_rows
 from organizations.principal import Principal
 
 # How many memories mentioning an entity a read shows (the most important first).
@@ -38,12 +38,26 @@ def text_of(memory: Memory) -> str:
     return f"{memory.title}.\n{memory.current_content}"
 
 
-def _rows(organization_id: int, memories: Iterable[Memory], aliases: dict[str, str]) -> list[Mention]:
+class _Row(NamedTuple):
+    """A mention as its row: copied as it is (memory_platform.bulk.copy_rows), no instance built."""
+
+    organization_id: int
+    memory_id: Any
+    key: str
+    written: str
+    kind: str
+
+
+def _rows(organization_id: int, memories: Iterable[Memory], aliases: dict[str, str]) -> list[_Row]:
     return [
-        Mention(organization_id=organization_id, memory_id=memory.pk, key=m.key, written=m.written, kind=m.kind)
+        _Row(organization_id, memory.pk, m.key, m.written, m.kind)
         for memory in memories
         for m in names_in(text_of(memory), aliases)
     ]
+
+
+def _instances(rows: Iterable[_Row]) -> list[Mention]:
+    return [Mention(**row._asdict()) for row in rows]
 
 
 def text_written(organization_id: int, memories: Sequence[Memory], created: bool) -> None:
@@ -51,10 +65,10 @@ def text_written(organization_id: int, memories: Sequence[Memory], created: bool
     written alone is told the tags it may want (``Memory.suggested_tags``)."""
     rows = _rows(organization_id, memories, alias_words.keys(organization_id))
     if created:
-        copy_insert(rows)
+        copy_rows(Mention, _Row._fields, rows)
     else:
         Mention.objects.filter(memory_id__in=[memory.pk for memory in memories]).delete()
-        Mention.objects.bulk_create(rows, batch_size=_CHUNK)
+        Mention.objects.bulk_create(_instances(rows), batch_size=_CHUNK)
     if len(memories) == 1 and rows:
         memories[0].suggested_tags = suggested_tags(memories[0])
 
@@ -108,7 +122,7 @@ def alias_given(organization_id: int, alias: str) -> int:
 
 def _add_alias(organization_id: int, key: str, memories: list[Memory]) -> int:
     rows = [row for row in _rows(organization_id, memories, {key: key}) if row.key == key]
-    Mention.objects.bulk_create(rows, ignore_conflicts=True)
+    Mention.objects.bulk_create(_instances(rows), ignore_conflicts=True)
     return len(rows)
 
 
@@ -134,7 +148,7 @@ def _batches(memories: QuerySet[Memory]) -> Iterator[list[Memory]]:
 
 def _copy(organization_id: int, memories: list[Memory], aliases: dict[str, str]) -> int:
     rows = _rows(organization_id, memories, aliases)
-    copy_insert(rows)
+    copy_rows(Mention, _Row._fields, rows)
     return len(rows)
 
 
