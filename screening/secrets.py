@@ -68,9 +68,11 @@ _PRIVATE_KEY = "Private Key"
 _NAMES = r"key|pass|pwd|secret|token|auth|contrase|cloudant|softlayer|ibm|artifactory|hmac"
 _NAME_GIVEN = rf"(?:{_NAMES})\w*[\]'\"]{{0,2}}\s*(?:[:=!<>]|\?\?)|[:=!<>]\s*\w*(?:{_NAMES})"
 _CANDIDATE = re.compile(
-    # A word mixing letters and digits, looked for from the start of a word only: a word that does
-    # not qualify has no part that does, and the checks read ahead to the word's end.
-    r"(?<![^\s\"'`])(?=[^\s\"'`]*\d)(?=[^\s\"'`]*[A-Za-z])[^\s\"'`]{8,}"
+    # A word mixing letters and digits, as long as the shortest token a detector knows by its form
+    # (Artifactory's, 11 characters; a ticket key or a region name is shorter), looked for from the
+    # start of a word only: a word that does not qualify has no part that does, and the checks read
+    # ahead to the word's end.
+    r"(?<![^\s\"'`])(?=[^\s\"'`]*\d)(?=[^\s\"'`]*[A-Za-z])[^\s\"'`]{11,}"
     r"|[\"'][^\s\"'`]{20,}"  # a long quoted string (the high-entropy detectors read only those)
     r"|://[^\s/]*:[^\s/]*@"
     r"|BEGIN|PuTTY"

@@ -13,6 +13,15 @@ from tests.trust.attacks import CREDENTIALS
 SAMPLES = Path(__file__).resolve().parent.parent / "code_index" / "samples"
 
 
+# The shortest tokens a detector knows by their form alone (Artifactory's password and API token).
+SHORTEST = ["The build reads AP6x1Y2z3W4 from the vault.", "Mirror token AKCa1b2c3d4e5 rotates monthly."]
+
+
+def test_the_shortest_tokens_are_found() -> None:
+    for text in SHORTEST:
+        assert [finding.kind for finding in secrets.find_secrets(text)] == ["Artifactory Credentials"]
+
+
 def _texts() -> list[str]:
     texts = [f"Use {credential} here." for credential in CREDENTIALS.values()]
     texts += [f"key = '{credential}'" for credential in CREDENTIALS.values()]
@@ -21,6 +30,7 @@ def _texts() -> list[str]:
         "postgres://app:s3cretPassw0rd@db:5432/main and mysql://root@db",
         "Run `npm config set //registry.npmjs.org/:_authToken=npm_" + "Ab1" * 12 + "`",
         "PuTTY-User-Key-File-2: ssh-rsa",
+        *SHORTEST,
     ]
     texts += [path.read_text(errors="replace") for path in sorted(SAMPLES.rglob("*")) if path.is_file()]
     return texts
