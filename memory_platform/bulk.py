@@ -4,18 +4,31 @@
 that is Django compiling ~30 placeholders per row, psycopg quoting each value (a vector alone is
 4-8 KB of text) and PostgreSQL parsing the whole statement. COPY streams the rows instead; the
 values are still prepared by the model fields, so they are stored exactly as ``save`` would.
+
+A table whose columns are all of the common types (text, numbers, UUIDs, times, JSON, arrays of
+those, pgvector's vectors) is copied in PostgreSQL's binary form: a vector is then its 384 floats
+as they are, where its text (memories.fields.vector_text) cost a batch write more than any other
+value, and PostgreSQL does not parse them back either.
 """
 
 from __future__ import annotations
 
+import re
+import struct
 import time
 import uuid
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connections, models
+import numpy as np
+from django.db import DEFAULT_DB_ALIAS, DataError, connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
+from pgvector import Vector
+from pgvector.django import VectorField
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
 
 
 def copy_insert(objects: Sequence[models.Model]) -> None:
@@ -32,7 +45,8 @@ def copy_insert(objects: Sequence[models.Model]) -> None:
         raise TypeError("copy_insert takes instances of one model")
     connection = connections[DEFAULT_DB_ALIAS]  # once: each use of django.db.connection looks it up
     fields = _inserted_fields(model)
-    prepare = [_preparer(field, connection) for field in fields]
+    binary = _binary_types(fields, connection) is not None
+    prepare = [_preparer(field, connection, binary=binary) for field in fields]
     _copy(connection, model, fields, ([value(obj) for value in prepare] for obj in objects), len(objects))
     for obj in objects:  # saved: a later save() updates them, as after bulk_create
         obj._state.adding = False
@@ -59,12 +73,27 @@ def _copy(
     count: int,
 ) -> None:
     columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
-    sql = f"COPY {connection.ops.quote_name(model._meta.db_table)} ({columns}) FROM STDIN"
+    names = _binary_types(fields, connection)
+    binary = " (FORMAT BINARY)" if names is not None else ""
+    sql = f"COPY {connection.ops.quote_name(model._meta.db_table)} ({columns}) FROM STDIN{binary}"
     started = time.monotonic()
     # wrap_database_errors: psycopg's errors become Django's (IntegrityError...), as for any statement.
-    with connection.cursor() as cursor, connection.wrap_database_errors, cursor.cursor.copy(sql) as copy:
-        for row in rows:
-            copy.write_row(row)
+    with connection.cursor() as cursor, connection.wrap_database_errors:
+        types: list[str | int] | None = list(names) if names is not None else None
+        if types is not None and _VECTOR in types:
+            vector = _vector_oid(cursor.cursor)
+            cursor.cursor.adapters.register_dumper(_Vector, type("VectorDumper", (_VectorDumper,), {"oid": vector}))
+            types = [vector if name == _VECTOR else name for name in types]
+        with cursor.cursor.copy(sql) as copy:
+            if types is not None:
+                copy.set_types(types)
+            for row in rows:
+                try:
+                    copy.write_row(row)
+                except (OverflowError, TypeError, ValueError, IndexError, struct.error) as error:
+                    # A value its column's binary form cannot hold (a number past bigint's range, a ragged array):
+                    # refused as PostgreSQL refuses it in text, the COPY abandoned.
+                    raise DataError(f"a value {model._meta.db_table} cannot hold: {error}") from error
     if connection.queries_logged:  # as Django logs its own statements (DEBUG, CaptureQueriesContext)
         connection.queries_log.append({"sql": f"{sql} -- {count} rows", "time": f"{time.monotonic() - started:.3f}"})
 
@@ -95,12 +124,24 @@ _KEPT_AS_IS: dict[type[models.Field[Any, Any]], tuple[type, ...]] = {
 }
 
 
-def _preparer(field: models.Field[Any, Any], connection: BaseDatabaseWrapper) -> Callable[[models.Model], Any]:
+def _preparer(
+    field: models.Field[Any, Any], connection: BaseDatabaseWrapper, *, binary: bool = False
+) -> Callable[[models.Model], Any]:
     """How one field's value of an instance is written: as the field prepares it for a save, but
-    for values the preparation would give back unchanged, which are read as they are."""
+    for values the preparation would give back unchanged, which are read as they are, and for a
+    vector copied in binary, which is given as its floats."""
 
     def prepared(obj: models.Model) -> Any:
         return field.get_db_prep_save(field.pre_save(obj, True), connection)
+
+    if binary and isinstance(field, VectorField):
+        vector_attname = field.attname
+
+        def floats(obj: models.Model) -> Any:
+            value = getattr(obj, vector_attname)
+            return None if value is None else _Vector(value)
+
+        return floats
 
     kept = _KEPT_AS_IS.get(type(field), ())
     if isinstance(field, models.ForeignKey):  # the key of the row it points to, as that field keeps it
@@ -118,3 +159,73 @@ def _preparer(field: models.Field[Any, Any], connection: BaseDatabaseWrapper) ->
         return prepared(obj)
 
     return as_is
+
+
+# --- the binary form ------------------------------------------------------------------------------
+
+_VECTOR = "vector"
+# Django's name of a column's type (its modifiers, such as a length, left out) -> psycopg's.
+_BINARY: dict[str, str] = {
+    "uuid": "uuid",
+    "bigint": "int8",
+    "integer": "int4",
+    "smallint": "int2",
+    "varchar": "varchar",
+    "text": "text",
+    "jsonb": "jsonb",
+    "timestamp with time zone": "timestamptz",
+    "date": "date",
+    "boolean": "bool",
+    "double precision": "float8",
+    "varchar[]": "varchar[]",
+    "text[]": "text[]",
+    "integer[]": "int4[]",
+    "bigint[]": "int8[]",
+    "vector": _VECTOR,
+}
+_MODIFIERS = re.compile(r"\(\d+(?:,\s*\d+)?\)")
+
+
+def _binary_types(fields: Sequence[models.Field[Any, Any]], connection: BaseDatabaseWrapper) -> list[str] | None:
+    """psycopg's names of the columns' types, when it writes every one of them in binary."""
+    names = [_BINARY.get(_MODIFIERS.sub("", field.db_type(connection) or "")) for field in fields]
+    return None if None in names else names  # type: ignore[return-value]
+
+
+class _Vector:
+    """A vector's floats, for the binary dumper (any form pgvector takes: a list, an array, its text)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class _VectorDumper(Dumper):
+    """pgvector's binary form: the dimensions and an unused word (16 bits each), then big-endian
+    float4s; the vector column's oid is set per database (_vector_oid)."""
+
+    format = Format.BINARY
+
+    def dump(self, obj: _Vector) -> bytes:
+        value = obj.value
+        if isinstance(value, str):
+            value = Vector.from_text(value).to_numpy()
+        elif isinstance(value, Vector):
+            value = value.to_numpy()
+        floats = np.asarray(value, dtype=">f4")
+        if floats.ndim != 1:
+            raise ValueError("a vector is one list of numbers")
+        return struct.pack(">HH", len(floats), 0) + floats.tobytes()
+
+
+_vector_oids: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+
+
+def _vector_oid(cursor: Any) -> int:
+    """The oid of pgvector's type in the cursor's database, asked once per connection."""
+    oid = _vector_oids.get(cursor.connection)
+    if oid is None:
+        cursor.execute("SELECT 'vector'::regtype::oid")
+        oid = _vector_oids[cursor.connection] = cursor.fetchone()[0]
+    return oid

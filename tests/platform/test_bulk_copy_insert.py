@@ -7,9 +7,12 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import DataError, IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
+from pgvector import Vector
 
 from knowledge.models import Mention
+from memories.fields import vector_text
 from memories.models import Memory, MemoryType, MemoryVersion, Status
 from memory_platform.bulk import copy_insert, copy_rows
 from tests.conftest import Tenant
@@ -154,3 +157,32 @@ def test_rows_given_as_values_are_stored_as_instances_are(acme: Tenant) -> None:
     }
     with pytest.raises(KeyError):  # a name that is no field of the model
         copy_rows(Mention, ("organization_id", "memory"), [(acme.organization.pk, memory.pk)])
+
+
+def test_a_table_of_common_types_is_copied_in_binary_and_its_vectors_kept_exactly(acme: Tenant) -> None:
+    floats = np.random.default_rng(7).standard_normal(384).astype(np.float32)
+    given = [floats.tolist(), floats, Vector(floats), vector_text(floats.tolist())]  # each form pgvector takes
+    memories = [_memory(acme, id=uuid.uuid4(), embedding=value) for value in given]
+
+    with CaptureQueriesContext(connection) as captured:
+        copy_insert(memories)
+
+    [statement] = [q["sql"] for q in captured.captured_queries if q["sql"].startswith("COPY")]
+    assert "(FORMAT BINARY)" in statement
+    for memory in memories:
+        assert np.array_equal(np.asarray(Memory.objects.get(pk=memory.pk).embedding, dtype=np.float32), floats)
+
+
+def test_a_vector_of_the_wrong_size_is_refused_and_nothing_written(acme: Tenant) -> None:
+    with pytest.raises(DataError, match="expected 384 dimensions"), transaction.atomic():
+        copy_insert([_memory(acme), _memory(acme, id=uuid.uuid4(), embedding=[0.5] * 3)])
+
+    assert not Memory.objects.filter(organization=acme.organization).exists()
+
+
+def test_a_value_its_column_cannot_hold_is_a_data_error(acme: Tenant) -> None:
+    """As PostgreSQL refuses it when it reads the value as text (a number past smallint's range)."""
+    with pytest.raises(DataError, match="memories_memory cannot hold"), transaction.atomic():
+        copy_insert([_memory(acme), _memory(acme, id=uuid.uuid4(), importance=10**30)])
+
+    assert not Memory.objects.filter(organization=acme.organization).exists()
