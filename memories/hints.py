@@ -92,6 +92,7 @@ CROSS JOIN LATERAL (
   ORDER BY m.embedding <=> q.v
   LIMIT %(limit)s
 ) AS n
+WHERE n.similarity >= %(floor)s
 ORDER BY q.i, n.similarity DESC
 """
 
@@ -119,7 +120,7 @@ def _scope_condition(column: str, value: Any) -> tuple[str, list[Any]]:
 
 
 def _by_matrix(
-    organization_id: int, scope: tuple[str, Any, Any], memories: list[Memory]
+    organization_id: int, scope: tuple[str, Any, Any], memories: list[Memory], floor: float
 ) -> list[list[tuple[Any, ...]]] | None:
     """The neighbours of ``memories`` (all of one scope) as _neighbours gives them, from one read of
     the scope's vectors; None when the scope holds too many of them (see MATRIX_ROWS)."""
@@ -151,13 +152,18 @@ def _by_matrix(
             similarity[row, position[memory.pk]] = -np.inf  # not its own neighbour
     count = min(NEIGHBOURS, len(ids))
     nearest = np.argpartition(-similarity, count - 1, axis=1)[:, :count]
-    wanted = {ids[column] for row in nearest for column in row}
+    # Only the neighbours alike enough to be told of are read (most of the nearest are not).
+    close = np.take_along_axis(similarity, nearest, axis=1) >= floor
+    if not close.any():
+        return found
     with connection.cursor() as cursor:
-        cursor.execute(_ROWS_SQL, [list(wanted)])
+        cursor.execute(_ROWS_SQL, [list({ids[column] for column in nearest[close]})])
         details = {row[0]: row[1:] for row in cursor.fetchall()}
     for row, columns in enumerate(nearest):
+        if not close[row].any():
+            continue
         ranked = sorted(((float(similarity[row, column]), ids[column]) for column in columns), reverse=True)
-        found[row] = [(pk, *details[pk], value) for value, pk in ranked if value > -np.inf and pk in details]
+        found[row] = [(pk, *details[pk], value) for value, pk in ranked if value >= floor and pk in details]
     return found
 
 
@@ -166,8 +172,9 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.where(norms == 0, 1, norms)
 
 
-def _neighbours(organization_id: int, written: list[Memory]) -> list[list[tuple[Any, ...]]]:
-    """Each memory's nearest neighbours of its scope, as (id, title, content, type, status, similarity)."""
+def _neighbours(organization_id: int, written: list[Memory], floor: float) -> list[list[tuple[Any, ...]]]:
+    """Each memory's nearest neighbours of its scope at least ``floor`` alike, as (id, title, content,
+    type, status, similarity)."""
     scopes: dict[tuple[str, Any, Any], list[int]] = {}
     for position, memory in enumerate(written):
         scopes.setdefault((memory.scope_type, memory.repository_id, memory.owner_id), []).append(position)
@@ -175,7 +182,7 @@ def _neighbours(organization_id: int, written: list[Memory]) -> list[list[tuple[
     for scope, positions in list(scopes.items()):
         if len(positions) >= MATRIX_AT_LEAST:
             with savepoint_if_in_transaction():
-                by_matrix = _by_matrix(organization_id, scope, [written[i] for i in positions])
+                by_matrix = _by_matrix(organization_id, scope, [written[i] for i in positions], floor)
             if by_matrix is not None:
                 for i, rows in zip(positions, by_matrix, strict=True):
                     found[i] = rows
@@ -183,7 +190,7 @@ def _neighbours(organization_id: int, written: list[Memory]) -> list[list[tuple[
     if not scopes:
         return found
     statements = [_SETTINGS_SQL]
-    params: dict[str, Any] = {"organization": organization_id, "limit": NEIGHBOURS}
+    params: dict[str, Any] = {"organization": organization_id, "limit": NEIGHBOURS, "floor": floor}
     for g, ((scope_type, repository, owner), positions) in enumerate(scopes.items()):
         statements.append(
             _NEIGHBOURS_SQL.format(
@@ -194,7 +201,8 @@ def _neighbours(organization_id: int, written: list[Memory]) -> list[list[tuple[
         )
         params |= {
             f"ids{g}": [written[i].pk for i in positions],
-            f"vectors{g}": [vector_text(list(written[i].embedding)) for i in positions],
+            # One array literal, not a list: psycopg quotes one string instead of each vector's text.
+            f"vectors{g}": "{" + ",".join(f'"{vector_text(list(written[i].embedding))}"' for i in positions) + "}",
             f"scope_type{g}": scope_type,
             f"repository{g}": repository,
             f"owner{g}": owner,
@@ -221,8 +229,8 @@ def write_hints(memories: Sequence[Memory]) -> dict[UUID, WriteHints]:
             by_organization.setdefault(memory.organization_id, []).append(memory)
     floor = min(settings.CONSOLIDATION_RELATED, settings.CONSOLIDATION_CONFLICT)
     for organization_id, written in by_organization.items():
-        for memory, rows in zip(written, _neighbours(organization_id, written), strict=True):
-            hints[memory.pk] = _classified(memory, [row for row in rows if row[5] >= floor])
+        for memory, rows in zip(written, _neighbours(organization_id, written, floor), strict=True):
+            hints[memory.pk] = _classified(memory, rows)
     return hints
 
 
