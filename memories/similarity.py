@@ -191,9 +191,14 @@ class Compared(Protocol):
     def memory_type(self) -> str: ...
 
 
+# A write is compared with several neighbours, and a neighbour with several writes: each text is
+# set in its compared form once (the memories of a batch and their neighbours: a few thousand).
+_normalized = functools.lru_cache(maxsize=4096)(normalized_content)
+
+
 def classify(first: Compared, second: Compared, similarity: float) -> Match | None:
     """The rules of the module docstring applied to two memories of one scope; None: unrelated."""
-    if normalized_content(first.current_content) == normalized_content(second.current_content):
+    if _normalized(first.current_content) == _normalized(second.current_content):
         return Match(first.pk, second.pk, MatchKind.DUPLICATE, max(similarity, 1.0 if similarity > 0 else 0.0), True)
     if similarity < min(settings.CONSOLIDATION_RELATED, settings.CONSOLIDATION_CONFLICT):
         return None
