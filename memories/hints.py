@@ -150,20 +150,22 @@ def _by_matrix(
     for row, memory in enumerate(memories):
         if memory.pk in position:
             similarity[row, position[memory.pk]] = -np.inf  # not its own neighbour
-    count = min(NEIGHBOURS, len(ids))
-    nearest = np.argpartition(-similarity, count - 1, axis=1)[:, :count]
-    # Only the neighbours alike enough to be told of are read (most of the nearest are not).
-    close = np.take_along_axis(similarity, nearest, axis=1) >= floor
-    if not close.any():
+    # The nearest NEIGHBOURS of each, of those alike enough to be told of: the pairs past the floor
+    # (few: a comparison over the matrix, not a partial sort of every row), nearest first a row.
+    rows_at, columns_at = np.nonzero(similarity >= floor)
+    if not rows_at.size:
         return found
+    values = similarity[rows_at, columns_at]
+    order = np.lexsort((-values, rows_at))
+    rows_at, columns_at, values = rows_at[order], columns_at[order], values[order]
+    kept = np.arange(rows_at.size) - np.searchsorted(rows_at, rows_at) < NEIGHBOURS
+    rows_at, columns_at, values = rows_at[kept], columns_at[kept], values[kept]
     with connection.cursor() as cursor:
-        cursor.execute(_ROWS_SQL, [list({ids[column] for column in nearest[close]})])
+        cursor.execute(_ROWS_SQL, [list({ids[column] for column in columns_at.tolist()})])
         details = {row[0]: row[1:] for row in cursor.fetchall()}
-    for row, columns in enumerate(nearest):
-        if not close[row].any():
-            continue
-        ranked = sorted(((float(similarity[row, column]), ids[column]) for column in columns), reverse=True)
-        found[row] = [(pk, *details[pk], value) for value, pk in ranked if value >= floor and pk in details]
+    for row, column, value in zip(rows_at.tolist(), columns_at.tolist(), values.tolist(), strict=True):
+        if ids[column] in details:
+            found[row].append((ids[column], *details[ids[column]], value))
     return found
 
 
