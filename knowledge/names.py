@@ -131,6 +131,7 @@ def _english_words() -> WordList:
     return WordList([w for w in get_english_words_set(["web2"], lower=False, alpha=True) if w.islower()])
 
 
+@functools.lru_cache(maxsize=16384)  # the words that open sentences repeat: each looked up once
 def _english(word: str) -> bool:
     """Whether ``word`` is an English word, or one inflected (the list has no plurals or tenses)."""
     lower, known = word.casefold(), _english_words()
@@ -155,7 +156,7 @@ def names_in(text: str, aliases: Collection[str] = frozenset()) -> list[Mentione
 
     for match in _BACKTICKED.finditer(text):
         keep(match.start(), match.group(1), IDENTIFIER)
-    words = [_unpossessive(m.group(0), m.start(), m.end()) for m in _WORD.finditer(text)]
+    words = _words(text)
     covered: set[int] = set()  # words of an alias, nothing else
     if aliases:
         for start, end in _alias_spans([word_key(w[0]) for w in words], aliases):
@@ -243,11 +244,15 @@ def _sizes_by_first_word(aliases: Collection[str]) -> dict[str, tuple[int, ...]]
     return index
 
 
-def _unpossessive(word: str, start: int, end: int) -> tuple[str, int, int]:
-    """A word without its possessive ("Caroline's" is Caroline)."""
-    if len(word) > 2 and word.endswith(_POSSESSIVE):
-        return word[:-2], start, end - 2
-    return word, start, end
+def _words(text: str) -> list[tuple[str, int, int]]:
+    """(word, start, end) of each word, without its possessive ("Caroline's" is Caroline)."""
+    words = []
+    for match in _WORD.finditer(text):
+        word, (start, end) = match.group(), match.span()
+        if len(word) > 2 and word.endswith(_POSSESSIVE):
+            word, end = word[:-2], end - 2
+        words.append((word, start, end))
+    return words
 
 
 def _gap(text: str, end: int, start: int) -> bool:

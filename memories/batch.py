@@ -7,9 +7,8 @@ memory_create one by one, so a batch answers each entry as memory_create would.
 
 from __future__ import annotations
 
-import functools
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -19,7 +18,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memories import embedding_pipeline, trust, validation
-from memories.embedding_pipeline import embed_texts_later, embedding_text
+from memories.batch_pipeline import embed_later, pipeline_chunks, ready_chunks
+from memories.embedding_pipeline import embedding_text
 from memories.embeddings import get_provider
 from memories.hints import report_conflicts, write_hints
 from memories.inputs import WRITABLE_FIELDS, NewMemory
@@ -94,9 +94,9 @@ def memory_batch_create(
     # first: each piece the model runs holds texts of about the same length (less padding), and the
     # last chunk, written after the model is done, is the quickest to embed.
     batch_time = timezone.now()
-    chunks = _pipeline_chunks(sorted(bulk, key=lambda item: len(texts[item.index]), reverse=True))
+    chunks = pipeline_chunks(sorted(bulk, key=lambda item: len(texts[item.index]), reverse=True))
     stages = [[item.index for item in chunk] for chunk in chunks]
-    embedding = [_embed_later(texts, stage) for stage in [*stages, one_by_one]]
+    embedding = [embed_later(texts, stage) for stage in [*stages, one_by_one]]
     vector_for: dict[int, Vector] = {}
     inserted: set[int] = set()  # written together here (the others answer through memory_create)
     try:
@@ -104,7 +104,7 @@ def memory_batch_create(
             created: dict[int, Memory] = {}
             repositories = _batch_repositories(principal, bulk, results)
             retried: list[int] = []
-            for chunk in _ready_chunks(chunks, embedding, vector_for):
+            for chunk in ready_chunks(chunks, embedding, vector_for):
                 try:
                     # A transaction per chunk: none stays open (nor holds its rows) while the model
                     # embeds the next chunk; each memory is whole (row, version, audit event) in one.
@@ -158,71 +158,6 @@ def _hinted(parsed: dict[int, _Entry], results: list[BatchEntryResult], *, creat
             result.memory.write_hints = hints[result.memory.pk]
     with transaction.atomic():  # the batch's proposals in one commit
         report_conflicts([(memory, memory.write_hints.conflicts) for memory in fresh])
-
-
-# The pipeline's chunks. The writes wait for the first chunk's vectors, and the last chunk is
-# written after every embedding has finished, so both are small; the ones between are as large as
-# the batch allows (fewer statements).
-PIPELINE_FIRST_CHUNK = 8
-PIPELINE_LAST_CHUNK = 8
-PIPELINE_CHUNK = 32
-
-
-def _pipeline_chunks(bulk: list[_Entry]) -> list[list[_Entry]]:
-    """Split the batch's new memories into the chunks inserted one after another."""
-    if len(bulk) <= PIPELINE_FIRST_CHUNK + PIPELINE_LAST_CHUNK:
-        return [bulk] if bulk else []
-    first, middle, last = (
-        bulk[:PIPELINE_FIRST_CHUNK],
-        bulk[PIPELINE_FIRST_CHUNK:-PIPELINE_LAST_CHUNK],
-        bulk[-PIPELINE_LAST_CHUNK:],
-    )
-    count = -(-len(middle) // PIPELINE_CHUNK)
-    size = -(-len(middle) // count)
-    return [first, *(middle[start : start + size] for start in range(0, len(middle), size)), last]
-
-
-def _ready_chunks(
-    chunks: list[list[_Entry]], embedding: list[_Stage], vector_for: dict[int, Vector]
-) -> Iterator[list[_Entry]]:
-    """The chunks in order, each once its vectors are in ``vector_for`` (waited for outside any
-    transaction). The chunks after it whose vectors are there already (the model was quicker than
-    the writes) come with it, to be written in the same transaction: fewer commits."""
-    number = 0
-    while number < len(chunks):
-        ready = number + 1
-        while ready < len(chunks) and embedding[ready].done():
-            ready += 1
-        for stage in embedding[number:ready]:
-            vector_for.update(stage())
-        yield [item for part in chunks[number:ready] for item in part]
-        number = ready
-
-
-class _Stage:
-    """Some entries' texts being embedded: called, it waits for their vectors (None each while the
-    provider is down); ``done()`` says whether a call would return at once."""
-
-    def __init__(self, texts: dict[int, str], indices: list[int]) -> None:
-        self.indices = indices
-        self.later = embed_texts_later([texts[index] for index in indices])
-
-    def done(self) -> bool:
-        return self.later.done()
-
-    @functools.cached_property
-    def vectors(self) -> dict[int, Vector]:
-        embedded = self.later()
-        found: list[Vector] = list(embedded) if embedded is not None else [None for _ in self.indices]
-        return dict(zip(self.indices, found, strict=True))
-
-    def __call__(self) -> dict[int, Vector]:
-        return self.vectors
-
-
-def _embed_later(texts: dict[int, str], indices: list[int]) -> _Stage:
-    """Start embedding these entries' texts."""
-    return _Stage(texts, indices)
 
 
 @dataclass(frozen=True)

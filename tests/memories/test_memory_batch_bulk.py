@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memories import batch
+from memories import batch, batch_pipeline
 from memories.batch import memory_batch_create
 from memories.embeddings import get_provider
 from memories.models import Memory, MemoryVersion
@@ -69,11 +69,11 @@ def test_the_inserts_are_one_per_table_per_pipeline_chunk(acme: Tenant, monkeypa
     assert inserts(2, 0) == 3  # memories, versions, audit events: one COPY each
     # While the model is slower than the writes, a large batch is written in chunks, each embedded
     # while the one before it is written: a small first and last chunk (8) and middle ones of up to 32.
-    monkeypatch.setattr(batch._Stage, "done", lambda stage: False)
+    monkeypatch.setattr(batch_pipeline.Stage, "done", lambda stage: False)
     assert inserts(40, 100) == 3 * 3  # 8, 24, 8
     assert inserts(120, 200) == 3 * 6  # 8, 4 x 26, 8
     # The chunks whose vectors are there by the time the one before them is written go with it.
-    monkeypatch.setattr(batch._Stage, "done", lambda stage: True)
+    monkeypatch.setattr(batch_pipeline.Stage, "done", lambda stage: True)
     assert inserts(120, 300) == 3
 
 
@@ -243,7 +243,7 @@ def test_no_transaction_is_open_while_the_batch_waits_for_the_model(
     acme: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each chunk is written in its own transaction: none is held while the next chunk is embedded."""
-    embed_later = batch._embed_later
+    embed_later = batch.embed_later
     in_transaction: list[bool] = []
 
     class Watched:
@@ -257,7 +257,7 @@ def test_no_transaction_is_open_while_the_batch_waits_for_the_model(
             in_transaction.append(connection.in_atomic_block)
             return self.stage()
 
-    monkeypatch.setattr(batch, "_embed_later", Watched)
+    monkeypatch.setattr(batch, "embed_later", Watched)
     entries = [_entry(f"Runbook step {spelled_number(n)} is checked twice.") for n in range(40)]
 
     results = memory_batch_create(principal=acme.agent, entries=entries)
