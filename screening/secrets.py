@@ -67,21 +67,20 @@ _PRIVATE_KEY = "Private Key"
 # detector needs "name = value", "name: value" or a comparison, within a few characters).
 _NAMES = r"key|pass|pwd|secret|token|auth|contrase|cloudant|softlayer|ibm|artifactory|hmac"
 _NAME_GIVEN = rf"(?:{_NAMES})\w*[\]'\"]{{0,2}}\s*(?:[:=!<>]|\?\?)|[:=!<>]\s*\w*(?:{_NAMES})"
+# A word mixing letters and digits, as long as the shortest token a detector knows by its form
+# (Artifactory's, 11 characters; a ticket key or a region name is shorter).
+_LONG_WORD = re.compile(r"[^\s\"'`]{11,}")
+_DIGIT, _LETTER = re.compile(r"\d"), re.compile(r"[A-Za-z]")
 _CANDIDATE = re.compile(
-    # A word mixing letters and digits, as long as the shortest token a detector knows by its form
-    # (Artifactory's, 11 characters; a ticket key or a region name is shorter), looked for from the
-    # start of a word only: a word that does not qualify has no part that does, and the checks read
-    # ahead to the word's end.
-    r"(?<![^\s\"'`])(?=[^\s\"'`]*\d)(?=[^\s\"'`]*[A-Za-z])[^\s\"'`]{11,}"
-    r"|[\"'][^\s\"'`]{20,}"  # a long quoted string (the high-entropy detectors read only those)
+    r"[\"'][^\s\"'`]{20,}"  # a long quoted string (the high-entropy detectors read only those)
     r"|://[^\s/]*:[^\s/]*@"
-    r"|BEGIN|PuTTY"
-    rf"|{_NAME_GIVEN}",
+    r"|BEGIN|PuTTY",
     re.IGNORECASE,
 )
 # What the configuration pass needs to find anything: its keyword detector reads only a
 # secret-sounding name given a value. A window without one is read as prose alone.
 _CONFIGURATION_CANDIDATE = re.compile(_NAME_GIVEN, re.IGNORECASE)
+_NAME_PARTS = tuple(_NAMES.split("|"))
 # A value that reads as a password: one token of eight or more characters mixing letters with
 # digits or symbols, and not code: no brackets, not a (dotted) name, not a $reference.
 _PASSWORD_LIKE = re.compile(r"^(?=.*[A-Za-z])(?=.*[\d\W_])(?![A-Za-z_.]+$)(?!\$)[^\s()\[\]{}<>]{8,}$")
@@ -180,11 +179,25 @@ _WORD_START = re.compile(r"\S*$")
 _WORD_END = re.compile(r"\S*")
 
 
+def _candidates(line: str) -> list[tuple[int, int]]:
+    """Where in ``line`` the scanner could find something, in order. Each kind has its own simple
+    pattern (one pattern of them all tried every alternative at every character: 30 us a line), and a
+    name given a value is looked for only in a line that holds a name (case folded, as the pattern
+    compares)."""
+    found = [match.span() for match in _LONG_WORD.finditer(line) if _DIGIT.search(match.group())]
+    found = [span for span in found if _LETTER.search(line, *span)]
+    found += [match.span() for match in _CANDIDATE.finditer(line)]
+    folded = line.casefold()
+    if any(part in folded for part in _NAME_PARTS):
+        found += [match.span() for match in _CONFIGURATION_CANDIDATE.finditer(line)]
+    return sorted(found)
+
+
 def _windows(line: str) -> Iterator[tuple[int, str]]:
     """(offset, text) of the stretches of ``line`` around its candidates, overlapping ones joined."""
     spans: list[list[int]] = []
-    for match in _CANDIDATE.finditer(line):
-        start, end = max(0, match.start() - WINDOW), min(len(line), match.end() + WINDOW)
+    for found_start, found_end in _candidates(line):
+        start, end = max(0, found_start - WINDOW), min(len(line), found_end + WINDOW)
         # Whole words only: a window never starts or ends inside a token.
         start -= len(_WORD_START.search(line, 0, start).group())  # type: ignore[union-attr]
         end += len(_WORD_END.match(line, end).group())  # type: ignore[union-attr]

@@ -31,6 +31,7 @@ def _texts() -> list[str]:
         "Run `npm config set //registry.npmjs.org/:_authToken=npm_" + "Ab1" * 12 + "`",
         "PuTTY-User-Key-File-2: ssh-rsa",
         *SHORTEST,
+        "DB_PA\u017f\u017fWORD=hunter2isgreat and API_\u212aEY: 'x9Fk2LmQ7pQ'",  # letters a case-blind match folds
     ]
     texts += [path.read_text(errors="replace") for path in sorted(SAMPLES.rglob("*")) if path.is_file()]
     return texts
