@@ -23,16 +23,16 @@ from memories.embedding_pipeline import embedding_text
 from memories.embeddings import get_provider
 from memories.hints import report_conflicts, write_hints
 from memories.inputs import WRITABLE_FIELDS, NewMemory
-from memories.models import EmbeddingStatus, Memory, WritePolicy
+from memories.models import EmbeddingStatus, Memory, MemoryVersion, WritePolicy
 from memories.rules import check_can_write, check_scope, check_status_allowed
 from memories.search import memories_changed
 from memories.services import Vector, memory_create, new_row, screened_new
-from memories.versions import version_row
+from memories.versions import version_values
 from memories.written import text_written
-from memory_platform.bulk import copy_insert
+from memory_platform.bulk import copy_insert, copy_values
 from memory_platform.exceptions import DomainError, ValidationError
-from organizations.audit import audit_event
-from organizations.models import Repository
+from organizations.audit import audit_values
+from organizations.models import AuditEvent, Repository
 from organizations.principal import Principal
 from organizations.services import repositories_for_write
 
@@ -319,15 +319,17 @@ def _bulk_insert(
         return {}
     copy_insert(list(memories.values()))
     fields = list(WRITABLE_FIELDS)
-    copy_insert(
+    copy_values(
+        MemoryVersion,
         [
-            version_row(principal=principal, memory=memory, change="create", fields=fields, reason="")
+            version_values(principal=principal, memory=memory, change="create", fields=fields, reason="")
             for memory in memories.values()
-        ]
+        ],
     )
-    copy_insert(
+    copy_values(
+        AuditEvent,
         [
-            audit_event(
+            audit_values(
                 principal=principal,
                 action="memory.create",
                 target_type="memory",
@@ -335,7 +337,7 @@ def _bulk_insert(
                 data={"version": memory.version, "fields": fields},
             )
             for memory in memories.values()
-        ]
+        ],
     )
     if pending:
         transaction.on_commit(lambda: embedding_pipeline.schedule_backfill(pending))

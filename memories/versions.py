@@ -26,19 +26,29 @@ def memory_snapshot(memory: Memory) -> dict[str, Any]:
     return {**memory_values(memory), "owner": memory.owner.get_username() if memory.owner else None}
 
 
+def version_values(
+    *, principal: Principal, memory: Memory, change: str, fields: list[str], reason: str
+) -> dict[str, Any]:
+    """A version of ``memory`` as it stands now, as values by attribute name (for many at once:
+    memory_platform.bulk.copy_values); audit_record keeps the reason free of credentials too."""
+    return {
+        "memory_id": memory.pk,
+        "organization_id": memory.organization_id,
+        "version": memory.version,
+        "snapshot": memory_snapshot(memory),
+        "change": change,
+        "reason": redact_secrets(reason),
+        "changed_fields": fields,
+        "actor": principal.label,
+        "user_id": principal.user.pk if principal.user is not None else None,
+        "token_id": principal.token.pk if principal.token is not None else None,
+    }
+
+
 def version_row(*, principal: Principal, memory: Memory, change: str, fields: list[str], reason: str) -> MemoryVersion:
-    """A version of ``memory`` as it stands now (audit_record keeps the reason free of credentials too)."""
+    """An unsaved version of ``memory`` as it stands now."""
     return MemoryVersion(
-        memory=memory,
-        organization_id=memory.organization_id,
-        version=memory.version,
-        snapshot=memory_snapshot(memory),
-        change=change,
-        reason=redact_secrets(reason),
-        changed_fields=fields,
-        actor=principal.label,
-        user=principal.user,
-        token=principal.token,
+        **version_values(principal=principal, memory=memory, change=change, fields=fields, reason=reason)
     )
 
 

@@ -13,18 +13,20 @@ value, and PostgreSQL does not parse them back either.
 
 from __future__ import annotations
 
+import operator
 import re
 import struct
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 from django.db import DEFAULT_DB_ALIAS, DataError, connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.utils import timezone
 from pgvector import Vector
 from pgvector.django import VectorField
 from psycopg.adapt import Dumper
@@ -46,11 +48,32 @@ def copy_insert(objects: Sequence[models.Model]) -> None:
     connection = connections[DEFAULT_DB_ALIAS]  # once: each use of django.db.connection looks it up
     fields = _inserted_fields(model)
     binary = _binary_types(fields, connection) is not None
-    prepare = [_preparer(field, connection, binary=binary) for field in fields]
-    _copy(connection, model, fields, ([value(obj) for value in prepare] for obj in objects), len(objects))
+    steps = [(_preparer(field, connection, binary=binary), _reader(field)) for field in fields]
+    _copy(connection, model, fields, ([prepare(read(obj)) for prepare, read in steps] for obj in objects), len(objects))
     for obj in objects:  # saved: a later save() updates them, as after bulk_create
         obj._state.adding = False
         obj._state.db = connection.alias
+
+
+def copy_values(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> None:
+    """copy_insert for rows given as values by attribute name (``memory_id``), where building an
+    instance a row would cost more than the write (a batch's versions and audit events): each value
+    is prepared by its field as an instance's would be, and a field left out takes its default, as
+    a new instance's does."""
+    if not rows:
+        return
+    connection = connections[DEFAULT_DB_ALIAS]
+    fields = _inserted_fields(model)
+    binary = _binary_types(fields, connection) is not None
+    steps = [(field.attname, _preparer(field, connection, binary=binary), field) for field in fields]
+
+    def values(row: Mapping[str, Any]) -> list[Any]:
+        return [
+            prepare(timezone.now() if _stamped(field) else row[name] if name in row else field.get_default())
+            for name, prepare, field in steps
+        ]
+
+    _copy(connection, model, fields, (values(row) for row in rows), len(rows))
 
 
 def copy_rows(model: type[models.Model], columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
@@ -126,39 +149,42 @@ _KEPT_AS_IS: dict[type[models.Field[Any, Any]], tuple[type, ...]] = {
 
 def _preparer(
     field: models.Field[Any, Any], connection: BaseDatabaseWrapper, *, binary: bool = False
-) -> Callable[[models.Model], Any]:
-    """How one field's value of an instance is written: as the field prepares it for a save, but
-    for values the preparation would give back unchanged, which are read as they are, and for a
-    vector copied in binary, which is given as its floats."""
+) -> Callable[[Any], Any]:
+    """How one field's value is written: as the field prepares it for a save, but for values the
+    preparation would give back unchanged, which are written as they are, and for a vector copied
+    in binary, which is given as its floats."""
 
-    def prepared(obj: models.Model) -> Any:
-        return field.get_db_prep_save(field.pre_save(obj, True), connection)
+    def prepared(value: Any) -> Any:
+        return field.get_db_prep_save(value, connection)
 
     if binary and isinstance(field, VectorField):
-        vector_attname = field.attname
-
-        def floats(obj: models.Model) -> Any:
-            value = getattr(obj, vector_attname)
-            return None if value is None else _Vector(value)
-
-        return floats
-
+        return lambda value: None if value is None else _Vector(value)
     kept = _KEPT_AS_IS.get(type(field), ())
     if isinstance(field, models.ForeignKey):  # the key of the row it points to, as that field keeps it
         target = field.target_field
         kept = (uuid.UUID,) if isinstance(target, models.UUIDField) else (int,) * isinstance(target, models.AutoField)
-    if not kept or getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+    if not kept:
         return prepared
-    attname = field.attname
     zoned = kept == (datetime,)
 
-    def as_is(obj: models.Model) -> Any:
-        value = getattr(obj, attname)
+    def as_is(value: Any) -> Any:
         if value is None or (type(value) in kept and not (zoned and value.tzinfo is None)):
             return value
-        return prepared(obj)
+        return prepared(value)
 
     return as_is
+
+
+def _stamped(field: models.Field[Any, Any]) -> bool:
+    """Whether a save sets the field's value itself (``auto_now``, ``auto_now_add``)."""
+    return bool(getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False))
+
+
+def _reader(field: models.Field[Any, Any]) -> Callable[[models.Model], Any]:
+    """The value of an instance's field that an insert writes."""
+    if _stamped(field) or type(field).pre_save is not models.Field.pre_save:
+        return lambda obj: field.pre_save(obj, True)
+    return operator.attrgetter(field.attname)
 
 
 # --- the binary form ------------------------------------------------------------------------------

@@ -9,6 +9,31 @@ from organizations.principal import Principal
 from screening import redact_secrets
 
 
+def audit_values(
+    *,
+    principal: Principal,
+    action: str,
+    target_type: str,
+    target_id: object,
+    reason: str = "",
+    data: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """An event's values by attribute name, for services that write many at once (copied as rows:
+    memory_platform.bulk.copy_values). A credential someone typed into a reason is never kept: it is
+    redacted."""
+    return {
+        "organization_id": principal.organization.pk,
+        "action": action,
+        "target_type": target_type,
+        "target_id": str(target_id),
+        "actor": principal.label,
+        "user_id": principal.user.pk if principal.user is not None else None,
+        "token_id": principal.token.pk if principal.token is not None else None,
+        "reason": redact_secrets(reason) if reason else "",
+        "data": data or {},
+    }
+
+
 def audit_event(
     *,
     principal: Principal,
@@ -18,18 +43,11 @@ def audit_event(
     reason: str = "",
     data: dict[str, Any] | None = None,
 ) -> AuditEvent:
-    """An unsaved event, for services that write many at once with ``bulk_create``. A credential
-    someone typed into a reason is never kept: it is redacted."""
+    """An unsaved event, for services that write many at once with ``bulk_create``."""
     return AuditEvent(
-        organization=principal.organization,
-        action=action,
-        target_type=target_type,
-        target_id=str(target_id),
-        actor=principal.label,
-        user=principal.user,
-        token=principal.token,
-        reason=redact_secrets(reason) if reason else "",
-        data=data or {},
+        **audit_values(
+            principal=principal, action=action, target_type=target_type, target_id=target_id, reason=reason, data=data
+        )
     )
 
 

@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 from django.db import DataError, IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 from pgvector import Vector
 
 from knowledge.models import Mention
 from memories.fields import vector_text
 from memories.models import Memory, MemoryType, MemoryVersion, Status
-from memory_platform.bulk import copy_insert, copy_rows
+from memory_platform.bulk import copy_insert, copy_rows, copy_values
 from tests.conftest import Tenant
 
 COMPARED = [field.attname for field in Memory._meta.concrete_fields if field.attname not in ("id", "idempotency_key")]
@@ -186,3 +187,21 @@ def test_a_value_its_column_cannot_hold_is_a_data_error(acme: Tenant) -> None:
         copy_insert([_memory(acme), _memory(acme, id=uuid.uuid4(), importance=10**30)])
 
     assert not Memory.objects.filter(organization=acme.organization).exists()
+
+
+def test_rows_given_by_attribute_name_are_stored_as_their_instances_are(acme: Tenant) -> None:
+    memory = _memory(acme)
+    copy_insert([memory])
+    values = {"memory_id": memory.pk, "organization_id": acme.organization.pk, "version": 1, "change": "create",
+              "snapshot": {"title": memory.title, "at": "2026-01-01", "n": 1.5}, "changed_fields": ["title"],
+              "actor": "token mp_abc", "reason": "tab\there"}  # fmt: skip
+    before = timezone.now()
+
+    copy_values(MemoryVersion, [values])
+    MemoryVersion.objects.bulk_create([MemoryVersion(**{**values, "version": 2})])
+
+    copied, created = (MemoryVersion.objects.get(memory=memory, version=n) for n in (1, 2))
+    for field in MemoryVersion._meta.concrete_fields:
+        if field.attname not in ("id", "version", "created_at"):
+            assert getattr(copied, field.attname) == getattr(created, field.attname), field.attname
+    assert copied.created_at >= before  # left out: the field's default, as for a new instance
