@@ -12,7 +12,8 @@ from django.utils import timezone
 from lifecycle.consolidation import WORKER
 from lifecycle.models import LifecycleRun, RunKind, RunStatus
 from memories.models import Memory
-from organizations.audit import audit_event
+from memory_platform.bulk import copy_values
+from organizations.audit import audit_values
 from organizations.models import AuditEvent, Organization
 from organizations.principal import Principal
 
@@ -40,9 +41,10 @@ def expiry_run(*, organization: Organization) -> LifecycleRun:
     count = 0
     rows = list(expired[:BATCH])
     while rows:
-        AuditEvent.objects.bulk_create(
+        copy_values(
+            AuditEvent,
             [
-                audit_event(
+                audit_values(
                     principal=actor,
                     action=EXPIRE_ACTION,
                     target_type="memory",
@@ -51,7 +53,7 @@ def expiry_run(*, organization: Organization) -> LifecycleRun:
                     data={"valid_until": valid_until.isoformat() if valid_until else None, "title": title},
                 )
                 for pk, valid_until, title in rows
-            ]
+            ],
         )
         count += len(rows)
         rows = list(expired[:BATCH]) if len(rows) == BATCH else []

@@ -34,23 +34,6 @@ def audit_values(
     }
 
 
-def audit_event(
-    *,
-    principal: Principal,
-    action: str,
-    target_type: str,
-    target_id: object,
-    reason: str = "",
-    data: dict[str, Any] | None = None,
-) -> AuditEvent:
-    """An unsaved event, for services that write many at once with ``bulk_create``."""
-    return AuditEvent(
-        **audit_values(
-            principal=principal, action=action, target_type=target_type, target_id=target_id, reason=reason, data=data
-        )
-    )
-
-
 def audit_record(
     *,
     principal: Principal,
@@ -60,8 +43,10 @@ def audit_record(
     reason: str = "",
     data: dict[str, Any] | None = None,
 ) -> AuditEvent:
-    event = audit_event(
-        principal=principal, action=action, target_type=target_type, target_id=target_id, reason=reason, data=data
+    event = AuditEvent(
+        **audit_values(
+            principal=principal, action=action, target_type=target_type, target_id=target_id, reason=reason, data=data
+        )
     )
     event.save()
     return event

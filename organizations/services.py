@@ -15,9 +15,10 @@ from django.core.validators import validate_email
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from memory_platform.bulk import copy_values
 from memory_platform.exceptions import Conflict, DomainError, NotFound, ValidationError
 from organizations import selectors
-from organizations.audit import audit_event, audit_record
+from organizations.audit import audit_record, audit_values
 from organizations.models import (
     AuditEvent,
     Membership,
@@ -107,9 +108,10 @@ def repositories_for_write(
             " ON CONFLICT (organization_id, slug) DO NOTHING RETURNING id, slug",
             [principal.organization.pk, timezone.now(), wanted],
         )
-        AuditEvent.objects.bulk_create(
+        copy_values(
+            AuditEvent,
             [
-                audit_event(
+                audit_values(
                     principal=principal,
                     action="repository.create",
                     target_type="repository",
@@ -117,7 +119,7 @@ def repositories_for_write(
                     data={"slug": slug},
                 )
                 for pk, slug in cursor.fetchall()
-            ]
+            ],
         )
     made = Repository.objects.filter(organization=principal.organization, slug__in=wanted)
     return {**found, **{r.slug: r for r in made}}, errors
