@@ -233,8 +233,8 @@ class _VectorDumper(Dumper):
 
     format = Format.BINARY
 
-    def dump(self, obj: _Vector) -> bytes:
-        value = obj.value
+    def dump(self, obj: Any) -> bytes:
+        value = obj.value if isinstance(obj, _Vector) else obj  # copy_rows gives the value itself
         if isinstance(value, str):
             value = Vector.from_text(value).to_numpy()
         elif isinstance(value, Vector):

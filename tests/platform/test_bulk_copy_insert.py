@@ -11,6 +11,7 @@ from django.db import DataError, IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from pgvector import Vector
+from psycopg.types.json import Jsonb
 
 from knowledge.models import Mention
 from memories.fields import vector_text
@@ -205,3 +206,20 @@ def test_rows_given_by_attribute_name_are_stored_as_their_instances_are(acme: Te
         if field.attname not in ("id", "version", "created_at"):
             assert getattr(copied, field.attname) == getattr(created, field.attname), field.attname
     assert copied.created_at >= before  # left out: the field's default, as for a new instance
+
+
+def test_a_vector_given_as_a_row_value_is_copied_in_binary(acme: Tenant) -> None:
+    floats = np.linspace(-1, 1, 384, dtype=np.float32)
+    columns = ("id", "organization_id", "scope_type", "memory_type", "title", "current_content", "status",
+               "importance", "metadata", "tags", "version", "source", "review_flags", "created_at", "updated_at",
+               "embedding", "embedding_model", "embedding_status", "author_kind", "author_name", "reviewed_by",
+               "idempotency_fingerprint")  # fmt: skip
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    row = (uuid.uuid4(), acme.organization.pk, "organization", "fact", "A vector", "A vector.", "active", 3,
+           Jsonb({}), [], 1, Jsonb({}), Jsonb([]), now, now, floats.tolist(), "m", "ready", "agent", "a", "",
+           "")  # fmt: skip
+
+    copy_rows(Memory, columns, [row])
+
+    stored = Memory.objects.get(pk=row[0])
+    assert np.array_equal(np.asarray(stored.embedding, dtype=np.float32), floats)
