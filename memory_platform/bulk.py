@@ -13,6 +13,7 @@ value, and PostgreSQL does not parse them back either.
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 import struct
@@ -47,7 +48,7 @@ def copy_insert(objects: Sequence[models.Model]) -> None:
         raise TypeError("copy_insert takes instances of one model")
     connection = connections[DEFAULT_DB_ALIAS]  # once: each use of django.db.connection looks it up
     fields = _inserted_fields(model)
-    binary = _binary_types(fields, connection) is not None
+    binary = _binary_types(tuple(fields)) is not None
     steps = [(_preparer(field, connection, binary=binary), _reader(field)) for field in fields]
     _copy(connection, model, fields, ([prepare(read(obj)) for prepare, read in steps] for obj in objects), len(objects))
     for obj in objects:  # saved: a later save() updates them, as after bulk_create
@@ -64,7 +65,7 @@ def copy_values(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) ->
         return
     connection = connections[DEFAULT_DB_ALIAS]
     fields = _inserted_fields(model)
-    binary = _binary_types(fields, connection) is not None
+    binary = _binary_types(tuple(fields)) is not None
     steps = [(field.attname, _preparer(field, connection, binary=binary), field) for field in fields]
 
     def values(row: Mapping[str, Any]) -> list[Any]:
@@ -96,7 +97,7 @@ def _copy(
     count: int,
 ) -> None:
     columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
-    names = _binary_types(fields, connection)
+    names = _binary_types(tuple(fields))
     binary = " (FORMAT BINARY)" if names is not None else ""
     sql = f"COPY {connection.ops.quote_name(model._meta.db_table)} ({columns}) FROM STDIN{binary}"
     started = time.monotonic()
@@ -105,7 +106,7 @@ def _copy(
         types: list[str | int] | None = list(names) if names is not None else None
         if types is not None and _VECTOR in types:
             vector = _vector_oid(cursor.cursor)
-            cursor.cursor.adapters.register_dumper(_Vector, type("VectorDumper", (_VectorDumper,), {"oid": vector}))
+            cursor.cursor.adapters.register_dumper(_Vector, _vector_dumper(vector))
             types = [vector if name == _VECTOR else name for name in types]
         with cursor.cursor.copy(sql) as copy:
             if types is not None:
@@ -212,8 +213,10 @@ _BINARY: dict[str, str] = {
 _MODIFIERS = re.compile(r"\(\d+(?:,\s*\d+)?\)")
 
 
-def _binary_types(fields: Sequence[models.Field[Any, Any]], connection: BaseDatabaseWrapper) -> list[str] | None:
+@functools.lru_cache(maxsize=256)  # asked at each COPY of a table: worked out once a process
+def _binary_types(fields: tuple[models.Field[Any, Any], ...]) -> list[str] | None:
     """psycopg's names of the columns' types, when it writes every one of them in binary."""
+    connection = connections[DEFAULT_DB_ALIAS]  # the types' names depend on the database's kind only
     names = [_BINARY.get(_MODIFIERS.sub("", field.db_type(connection) or "")) for field in fields]
     return None if None in names else names  # type: ignore[return-value]
 
@@ -243,6 +246,12 @@ class _VectorDumper(Dumper):
         if floats.ndim != 1:
             raise ValueError("a vector is one list of numbers")
         return struct.pack(">HH", len(floats), 0) + floats.tobytes()
+
+
+@functools.cache
+def _vector_dumper(oid: int) -> type[Dumper]:
+    """The dumper for pgvector's type as this database numbers it."""
+    return type("VectorDumper", (_VectorDumper,), {"oid": oid})
 
 
 _vector_oids: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
