@@ -237,6 +237,15 @@ def starts_processes(item: pytest.Item) -> bool:
     return bool(names & PROCESS_FIXTURES) or any(item.get_closest_marker(name) for name in PROCESS_MARKERS)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (pyproject.toml): a worker per core, and one more when tests that start other
+    processes run. Those tests spend much of their time waiting for the processes they started
+    (a server to answer, a worker to beat, a load to run its course); a third worker on two cores
+    keeps both busy meanwhile. The fast loop (``-m "not processes"``) waits on nothing."""
+    cores = len(os.sched_getaffinity(0))
+    return cores if "not processes" in (config.getoption("markexpr") or "") else cores + 1
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     tests = Path(__file__).parent
     real = tuple(tests / directory for directory in REAL_EMBEDDER_DIRECTORIES)

