@@ -19,7 +19,6 @@ import numpy as np
 from django.conf import settings
 from django.db import connection
 
-from memories.fields import vector_text
 from memories.models import Memory, Status
 from memories.similarity import Match, MatchKind, classify
 from memory_platform.db.transactions import savepoint_if_in_transaction
@@ -82,14 +81,15 @@ _SETTINGS_SQL = (
 )
 _NEIGHBOURS_SQL = """
 SELECT q.i, n.id, n.title, n.current_content, n.memory_type, n.status, n.similarity
-FROM unnest(%(ids{g})s::uuid[], %(vectors{g})s::vector[]) WITH ORDINALITY AS q(id, v, i)
+FROM unnest(%(ids{g})s::uuid[]) WITH ORDINALITY AS q(id, i)
+JOIN memories_memory AS w ON w.organization_id = %(organization)s AND w.id = q.id
 CROSS JOIN LATERAL (
-  SELECT m.id, m.title, m.current_content, m.memory_type, m.status, 1 - (m.embedding <=> q.v) AS similarity
+  SELECT m.id, m.title, m.current_content, m.memory_type, m.status, 1 - (m.embedding <=> w.embedding) AS similarity
   FROM memories_memory AS m
   WHERE m.organization_id = %(organization)s AND m.scope_type = %(scope_type{g})s
     AND {repository} AND {owner}
     AND m.deleted_at IS NULL AND m.superseded_by_id IS NULL AND m.embedding IS NOT NULL AND m.id <> q.id
-  ORDER BY m.embedding <=> q.v
+  ORDER BY m.embedding <=> w.embedding
   LIMIT %(limit)s
 ) AS n
 WHERE n.similarity >= %(floor)s
@@ -202,9 +202,8 @@ def _neighbours(organization_id: int, written: list[Memory], floor: float) -> li
             )
         )
         params |= {
+            # Their vectors are read where they were stored, not sent again as text to be parsed.
             f"ids{g}": [written[i].pk for i in positions],
-            # One array literal, not a list: psycopg quotes one string instead of each vector's text.
-            f"vectors{g}": "{" + ",".join(f'"{vector_text(list(written[i].embedding))}"' for i in positions) + "}",
             f"scope_type{g}": scope_type,
             f"repository{g}": repository,
             f"owner{g}": owner,

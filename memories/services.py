@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import asdict, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -114,8 +114,8 @@ def memory_create(
 
 def screened_new(principal: Principal, policy: WritePolicy, screening: trust.Screening, new: NewMemory) -> NewMemory:
     """The memory a create stores once the write policy has had its say (status, importance)."""
-    values = asdict(new)
-    status = trust.apply_policy(principal, policy, screening, values=values, status=new.status)
+    # Its fields as they are (the policy only reads them): asdict copied every list and dict in them.
+    status = trust.apply_policy(principal, policy, screening, values=vars(new), status=new.status)
     return replace(new, status=status, importance=screening.importance or new.importance)
 
 

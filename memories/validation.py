@@ -43,6 +43,12 @@ def without_nul(value: Any, field: str) -> Any:
     return value
 
 
+# The choices once: an enum's ``values`` builds its list anew at every read (a write reads three).
+_SCOPE_TYPES = ScopeType.values
+_MEMORY_TYPES = MemoryType.values
+_STATUSES = Status.values
+
+
 def _choice(value: Any, field: str, allowed: list[str]) -> str:
     if not isinstance(value, str) or value not in allowed:
         shown = f"'{value}'" if isinstance(value, str) else repr(value)
@@ -51,15 +57,15 @@ def _choice(value: Any, field: str, allowed: list[str]) -> str:
 
 
 def scope_type(value: Any) -> str:
-    return _choice(value, "scope_type", ScopeType.values)
+    return _choice(value, "scope_type", _SCOPE_TYPES)
 
 
 def memory_type(value: Any) -> str:
-    return _choice(value, "memory_type", MemoryType.values)
+    return _choice(value, "memory_type", _MEMORY_TYPES)
 
 
 def status(value: Any) -> str:
-    return _choice(value, "status", Status.values)
+    return _choice(value, "status", _STATUSES)
 
 
 def importance(value: object) -> int:
