@@ -20,6 +20,7 @@ from django.conf import settings
 
 from memory_platform import web
 from tests.conftest import database_url_of_the_test_database
+from tests.tenancy_child import child_env
 
 SERVER_START_TIMEOUT = 60.0
 # What a test's server never takes from the shell: a test that wants Redis or a replica gives its own.
@@ -42,6 +43,8 @@ def server_env(django_db_setup: Any, tmp_path_factory: pytest.TempPathFactory) -
         CELERY_BROKER_DIR=str(tmp_path_factory.mktemp("broker")),
         PYTHONUNBUFFERED="1",
         LOG_LEVEL="WARNING",
+        # The tenancy guard in the child, as in the tests' own processes.
+        **child_env(),
     )
     return env
 

@@ -4,14 +4,17 @@ everything the suite exercises, not on a sample.
 
 Statements the tests write themselves (setup and assertions) and migrations (run on one server,
 before any distribution) are not the platform's requests and are not held to it. Neither is what
-``KNOWN`` lists, each with why.
+``KNOWN`` lists (tests.tenancy_rules), each with why.
+
+The processes the tests start (web servers, workers, stdio servers, commands) are guarded in
+themselves (tests.tenancy_child); what they found fails the session at its end.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import traceback
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -20,47 +23,12 @@ from typing import Any
 import pytest
 from django.db import connections
 
+from tests import tenancy_child
+from tests.tenancy_rules import callers, held_to_it
 from tests.tenancy_sql import CrossJoin, cross_organization_join
-
-ROOT = Path(__file__).resolve().parent.parent
-_LIBRARIES = (str(ROOT / ".venv"),)
-# A statement whose nearest platform frame is one of these is a test's own (or a benchmark's).
-_TESTS = ("tests/", "bench/")
-# A statement run from one of these is a migration's.
-_MIGRATIONS = ("/migrations/", "memory_platform/db/migration_ops.py")
-
-# Statements the platform runs that read two organizations' rows together, by the function that
-# runs them ("path function"), and why that is right.
-KNOWN = {
-    "memories/search/features.py _rows": (
-        "a search's session neighbours: the memories are looked up by the ids a CTE found within the"
-        " scope (the organization's, or system-scope memories); a lookup by ids, not a join"
-    ),
-}
 
 # TENANCY_SQL_REPORT=path: write what was found there (one line each) instead of failing.
 REPORT = os.environ.get("TENANCY_SQL_REPORT")
-
-
-def _callers() -> list[str]:
-    """The platform's own frames on the stack, innermost first ("path:line function")."""
-    root = str(ROOT) + "/"
-    return [
-        f"{frame.f_code.co_filename.removeprefix(root)}:{line} {frame.f_code.co_name}"
-        for frame, line in traceback.walk_stack(sys._getframe(2))
-        if frame.f_code.co_filename.startswith(root) and not frame.f_code.co_filename.startswith(_LIBRARIES)
-    ]
-
-
-def _held_to_it(callers: list[str]) -> bool:
-    """Whether the platform's code ran it (not a test's own statement, nor a migration), and it is
-    not a known exception."""
-    if not callers or callers[0].startswith(_TESTS):
-        return False
-    if any(marker in caller for caller in callers for marker in _MIGRATIONS):
-        return False
-    path, _, function = callers[0].partition(" ")
-    return f"{path.rpartition(':')[0]} {function}" not in KNOWN
 
 
 class Guard:
@@ -74,9 +42,9 @@ class Guard:
         if isinstance(sql, str):
             crossing = cross_organization_join(sql, params[0] if many and params else params)
             if crossing is not None:
-                callers = _callers()
-                if _held_to_it(callers):
-                    self.found.append((crossing, callers))
+                found_by = callers(sys._getframe(1))
+                if held_to_it(found_by):
+                    self.found.append((crossing, found_by))
         return execute(sql, params, many, context)
 
     @contextmanager
@@ -105,3 +73,32 @@ def _no_join_across_organizations(request: pytest.FixtureRequest) -> Iterator[No
     elif guard.found:
         shown = "\n".join(f"{crossing}\n  from {' < '.join(callers[:4])}" for crossing, callers in guard.found[:3])
         pytest.fail(f"{len(guard.found)} statement(s) joined rows of organizations:\n{shown}", pytrace=False)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The session's directory for what the guarded children find, made before the workers start
+    (they take it from the environment, and hand it on to the processes they start)."""
+    if not hasattr(config, "workerinput") and tenancy_child.ENV not in os.environ:
+        os.environ[tenancy_child.ENV] = tempfile.mkdtemp(prefix="tenancy-guard-")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if hasattr(session.config, "workerinput"):
+        return
+    directory = Path(os.environ[tenancy_child.ENV])
+    found, guarded = tenancy_child.findings(directory)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and guarded:
+        reporter.write_line(f"tenancy guard: {guarded} processes the tests started were guarded; {len(found)} found")
+    if found and REPORT:
+        with open(REPORT, "a") as out:
+            for finding in found:
+                out.write(
+                    f"{finding['process']}\t{' < '.join(finding['callers'])}\t{finding['groups']}\t{finding['sql']}\n"
+                )
+    elif found:
+        for finding in found[:5]:
+            shown = f"{finding['sql'][:300]}\n  from {' < '.join(finding['callers']) or 'no platform frame'}"
+            if reporter is not None:
+                reporter.write_line(f"joined rows of organizations in {finding['process']}:\n  {shown}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -16,7 +16,8 @@ from memories.models import Memory, MemoryVersion
 from memories.selectors import memories_personal_to_others
 from memory_platform.db.tenancy import outer_organization, same_organization
 from tests.conftest import Tenant
-from tests.tenancy_guard import ROOT, Guard
+from tests.tenancy_guard import Guard
+from tests.tenancy_rules import ROOT
 from tests.tenancy_sql import REFERENCE, cross_organization_join, distributed_tables, tenant_tables
 
 

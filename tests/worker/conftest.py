@@ -18,6 +18,7 @@ from memory_platform.celery import app
 from memory_platform.worker import BackgroundWorker
 from tests.conftest import database_url_of_the_test_database
 from tests.live_server import NOT_INHERITED
+from tests.tenancy_child import child_env
 
 
 @pytest.fixture
@@ -87,8 +88,9 @@ def subprocess_env(broker_dir: Path) -> dict[str, str]:
     """Environment for a worker or serve child: the test database and this test's broker."""
     env = {key: value for key, value in os.environ.items() if key not in (*NOT_INHERITED, "CELERY_BROKER_URL")}
     env.update(
-        DATABASE_URL=database_url_of_the_test_database(), CELERY_BROKER_DIR=str(broker_dir), PYTHONUNBUFFERED="1"
-    )
+        DATABASE_URL=database_url_of_the_test_database(), CELERY_BROKER_DIR=str(broker_dir), PYTHONUNBUFFERED="1",
+        **child_env(),  # the tenancy guard in the child (tests.tenancy_child)
+    )  # fmt: skip
     return env
 
 
