@@ -13,6 +13,7 @@ themselves (tests.tenancy_child); what they found fails the session at its end.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -75,11 +76,15 @@ def _no_join_across_organizations(request: pytest.FixtureRequest) -> Iterator[No
         pytest.fail(f"{len(guard.found)} statement(s) joined rows of organizations:\n{shown}", pytrace=False)
 
 
+_MADE_HERE = pytest.StashKey[bool]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """The session's directory for what the guarded children find, made before the workers start
     (they take it from the environment, and hand it on to the processes they start)."""
     if not hasattr(config, "workerinput") and tenancy_child.ENV not in os.environ:
         os.environ[tenancy_child.ENV] = tempfile.mkdtemp(prefix="tenancy-guard-")
+        config.stash[_MADE_HERE] = True
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -87,6 +92,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     directory = Path(os.environ[tenancy_child.ENV])
     found, guarded = tenancy_child.findings(directory)
+    if session.config.stash.get(_MADE_HERE, False):  # read: what it held is reported below
+        shutil.rmtree(directory, ignore_errors=True)
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None and guarded:
         reporter.write_line(f"tenancy guard: {guarded} processes the tests started were guarded; {len(found)} found")
