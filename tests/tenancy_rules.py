@@ -6,7 +6,6 @@ in the test processes (tests.tenancy_guard) and the one in the processes they st
 
 from __future__ import annotations
 
-import sys
 import traceback
 from pathlib import Path
 from types import FrameType
@@ -28,13 +27,12 @@ KNOWN = {
 }
 
 
-def callers(frame: FrameType | None = None) -> list[str]:
-    """The platform's own frames on the stack from ``frame`` (default: the caller's caller) out,
-    innermost first ("path:line function")."""
+def callers(frame: FrameType) -> list[str]:
+    """The platform's own frames on the stack from ``frame`` out, innermost first ("path:line function")."""
     root = str(ROOT) + "/"
     return [
         f"{frame.f_code.co_filename.removeprefix(root)}:{line} {frame.f_code.co_name}"
-        for frame, line in traceback.walk_stack(frame or sys._getframe(2))
+        for frame, line in traceback.walk_stack(frame)
         if frame.f_code.co_filename.startswith(root) and not frame.f_code.co_filename.startswith(_LIBRARIES)
     ]
 
