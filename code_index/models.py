@@ -106,7 +106,7 @@ class CodeChunk(models.Model):
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+", db_index=False)
     repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="+", db_index=False)
-    file = models.ForeignKey(CodeFile, on_delete=models.CASCADE, related_name="chunks")
+    file = models.ForeignKey(CodeFile, on_delete=models.CASCADE, related_name="chunks", db_constraint=False)
     path = models.TextField()
     language = models.CharField(max_length=32)
     chunk_type = models.CharField(max_length=16, choices=CHUNK_TYPES)
@@ -194,7 +194,9 @@ class CodeIndexRun(models.Model):
 class CodeUpload(models.Model):
     """A file's content an agent sent for a manifest sync, kept until its run has indexed it."""
 
-    run = models.ForeignKey(CodeIndexRun, on_delete=models.CASCADE, related_name="uploads", db_index=False)
+    run = models.ForeignKey(
+        CodeIndexRun, on_delete=models.CASCADE, related_name="uploads", db_index=False, db_constraint=False
+    )
     # The run's (the database gives it to an insert that leaves it out: migration 0004).
     organization = models.ForeignKey(
         "organizations.Organization", on_delete=models.CASCADE, related_name="+", db_index=False, editable=False

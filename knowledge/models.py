@@ -25,8 +25,8 @@ class MemoryLink(models.Model):
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="memory_links", db_index=False
     )
-    source = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="outgoing_links")
-    target = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="incoming_links")
+    source = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="outgoing_links", db_constraint=False)
+    target = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="incoming_links", db_constraint=False)
     relation_type = models.CharField(max_length=32, choices=RelationType.choices, default=RelationType.RELATED)
     created_at = models.DateTimeField(default=timezone.now)
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -70,7 +70,7 @@ class EntityAlias(models.Model):
     """A name an entity is known by; matched case-insensitively. Every entity has its own name as one."""
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+", db_index=False)
-    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="aliases")
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="aliases", db_constraint=False)
     alias = models.CharField(max_length=200)
     normalized = models.CharField(max_length=200, editable=False)
 
@@ -108,9 +108,9 @@ class Triple(models.Model):
     """
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="triples", db_index=False)
-    subject = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="subject_triples")
+    subject = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="subject_triples", db_constraint=False)
     predicate = models.CharField(max_length=100)
-    object = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="object_triples")
+    object = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="object_triples", db_constraint=False)
     confidence = models.FloatField(default=1.0)
     provenance = models.JSONField(default=dict, blank=True)
     repository = models.ForeignKey(
@@ -123,13 +123,16 @@ class Triple(models.Model):
         on_delete=models.SET_NULL,
         related_name="triples",
         help_text="The memory this fact was learned from, if any.",
+        db_constraint=False,
     )
     valid_from = models.DateTimeField()
     valid_to = models.DateTimeField(null=True, blank=True)
     recorded_at = models.DateTimeField(default=timezone.now)
     expired_at = models.DateTimeField(null=True, blank=True)
     invalidation_reason = models.TextField(blank=True)
-    superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_constraint=False
+    )
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_by_token = models.ForeignKey(ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
@@ -171,7 +174,9 @@ class Mention(models.Model):
     written with it, in the write's transaction (knowledge.mentions)."""
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+", db_index=False)
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="mentions", db_index=False)
+    memory = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="mentions", db_index=False, db_constraint=False
+    )
     key = models.CharField(max_length=200, help_text="The name's words, case folded (memories.search.words.name_key).")
     written = models.CharField(max_length=200, help_text="The name as the memory first writes it.")
     kind = models.CharField(max_length=16, choices=MentionKind.choices)

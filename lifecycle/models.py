@@ -102,11 +102,15 @@ class ConsolidationProposal(models.Model):
     )
     # The ids as proposed, sorted: what "the same proposal" means, and what dismissal remembers.
     memory_ids = ArrayField(models.UUIDField())
-    survivor = models.ForeignKey(Memory, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    survivor = models.ForeignKey(
+        Memory, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_constraint=False
+    )
     evidence = models.JSONField(default=dict, blank=True)
     # What applying it changed, so that undo can restore every member exactly.
     applied = models.JSONField(default=dict, blank=True)
-    run = models.ForeignKey(LifecycleRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="proposals")
+    run = models.ForeignKey(
+        LifecycleRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="proposals", db_constraint=False
+    )
     created_at = models.DateTimeField(default=timezone.now)
     created_by = models.CharField(max_length=200, help_text="Who proposed it: the worker, an agent's token, a person.")
     decided_at = models.DateTimeField(null=True, blank=True)
@@ -174,8 +178,10 @@ class ProposalMemory(models.Model):
     """A memory a proposal names (the proposal's ``memories``), in the proposal's organization."""
 
     # Indexed by the (proposal, memory) unique constraint.
-    consolidationproposal = models.ForeignKey(ConsolidationProposal, on_delete=models.CASCADE, db_index=False)
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE)
+    consolidationproposal = models.ForeignKey(
+        ConsolidationProposal, on_delete=models.CASCADE, db_index=False, db_constraint=False
+    )
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, db_constraint=False)
     # The proposal's (the database gives it to an insert that leaves it out: migration 0003).
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="+", db_index=False, editable=False
@@ -194,10 +200,10 @@ class DismissedPair(models.Model):
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
     # Stored in sorted order, so (a, b) and (b, a) are one pair.
-    first = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_index=False)
-    second = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_index=False)
+    first = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False)
+    second = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False)
     proposal = models.ForeignKey(
-        ConsolidationProposal, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        ConsolidationProposal, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_constraint=False
     )
     created_at = models.DateTimeField(default=timezone.now)
 

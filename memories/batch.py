@@ -30,6 +30,7 @@ from memories.services import Vector, memory_create, new_row, screened_new
 from memories.versions import version_values
 from memories.written import text_written
 from memory_platform.bulk import copy_insert, copy_values
+from memory_platform.db.tenant_keys import analyze_if_grown
 from memory_platform.exceptions import DomainError, ValidationError
 from organizations.audit import audit_values
 from organizations.models import AuditEvent, Repository
@@ -73,6 +74,7 @@ def memory_batch_create(
     errors: dict[int, DomainError] = {}
     parsed: dict[int, _Entry] = {}
     policy = trust.write_policy_for(principal.organization)
+    analyze_if_grown(Memory._meta.db_table)  # before its references are checked (memory_platform.db.tenant_keys)
     for index, entry in enumerate(entries):
         try:
             parsed[index] = _parse_entry(principal, policy, index, entry)

@@ -130,7 +130,7 @@ class Memory(models.Model):
     valid_from = models.DateTimeField(null=True, blank=True)
     valid_until = models.DateTimeField(null=True, blank=True)
     superseded_by = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes", db_constraint=False
     )
     source = models.JSONField(
         default=dict, blank=True, help_text="Provenance: repository, commit, ticket, session, url…"
@@ -256,7 +256,7 @@ class MemoryAccess(models.Model):
     """
 
     memory = models.OneToOneField(
-        Memory, primary_key=True, on_delete=models.CASCADE, related_name="access", editable=False
+        Memory, primary_key=True, on_delete=models.CASCADE, related_name="access", editable=False, db_constraint=False
     )
     # The memory's, given by the database when an insert leaves it out (migration 0013's trigger).
     organization = models.ForeignKey(
@@ -279,7 +279,9 @@ class MemoryVersion(models.Model):
     """A full snapshot of a memory as it stood after one change."""
 
     # Indexed by the (memory, version) constraint.
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="versions", db_index=False)
+    memory = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="versions", db_index=False, db_constraint=False
+    )
     # The memory's (set by version_row; the database gives it to an insert that leaves it out).
     organization = models.ForeignKey(
         "organizations.Organization", on_delete=models.CASCADE, related_name="+", db_index=False, editable=False

@@ -46,7 +46,9 @@ class ImportedId(models.Model):
     """Where a row of the file went: its id in the file, its id here, and whether the import made it
     (or found the organization's own, by its natural key)."""
 
-    run = models.ForeignKey(ImportRun, on_delete=models.CASCADE, related_name="ids", db_index=False)
+    run = models.ForeignKey(
+        ImportRun, on_delete=models.CASCADE, related_name="ids", db_index=False, db_constraint=False
+    )
     # The run's (the database gives it to an insert that leaves it out: migration 0003).
     organization = models.ForeignKey(
         "organizations.Organization", on_delete=models.CASCADE, related_name="+", db_index=False, editable=False

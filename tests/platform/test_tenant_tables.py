@@ -10,7 +10,17 @@ organization. A new table of an app must take a side.
 
 from __future__ import annotations
 
-from tests.tenancy_sql import SHARED, has_organization, platform_tables
+from typing import Any
+
+import pytest
+from django.db import IntegrityError, connection, models, transaction
+
+from knowledge.models import Mention, MentionKind
+from memories.models import MemoryVersion
+from memories.services import memory_create
+from memory_platform.db.tenant_keys import constraint_name
+from tests.conftest import Tenant
+from tests.tenancy_sql import SHARED, distributed_tables, has_organization, platform_tables
 
 
 def test_every_table_belongs_to_an_organization_or_is_shared_for_a_reason() -> None:
@@ -24,3 +34,66 @@ def test_the_shared_tables_are_there_and_name_no_organization() -> None:
     tables = platform_tables()
     assert set(SHARED) <= set(tables), set(SHARED) - set(tables)
     assert not [table for table in SHARED if has_organization(tables[table])]
+
+
+def _references_between_distributed_tables() -> list[tuple[str, models.ForeignKey[Any, Any]]]:
+    distributed = distributed_tables()
+    return [
+        (table, field)
+        for table, model in platform_tables().items()
+        if table in distributed
+        for field in model._meta.concrete_fields
+        if isinstance(field, models.ForeignKey) and field.related_model._meta.db_table in distributed  # type: ignore[union-attr]
+    ]
+
+
+def test_there_are_references_between_distributed_tables_to_check() -> None:
+    names = {f"{table}.{field.column}" for table, field in _references_between_distributed_tables()}
+    assert {"memories_memoryversion.memory_id", "knowledge_memorylink.target_id", "code_index_codechunk.file_id"} <= (
+        names
+    )
+    assert len(names) == 21, sorted(names)
+
+
+@pytest.mark.django_db
+def test_every_reference_between_distributed_tables_names_the_organization_on_both_sides() -> None:
+    wrong = []
+    with connection.cursor() as cursor:
+        for table, field in _references_between_distributed_tables():
+            parent = field.related_model._meta.db_table  # type: ignore[union-attr]
+            cursor.execute(
+                "SELECT conname, pg_get_constraintdef(oid), convalidated FROM pg_constraint "
+                "WHERE contype = 'f' AND conrelid = %s::regclass AND confrelid = %s::regclass",
+                [table, parent],
+            )
+            found = {definition: (name, validated) for name, definition, validated in cursor.fetchall()}
+            within = (
+                f"FOREIGN KEY ({field.column}, organization_id) REFERENCES {parent}("
+                f"{field.target_field.column}, organization_id) DEFERRABLE INITIALLY DEFERRED"  # type: ignore[union-attr]
+            )
+            if field.db_constraint:
+                wrong.append(f"{table}.{field.name}: db_constraint=True (Django would add a key by id alone)")
+            if within not in found or found[within] != (constraint_name(table, field.column), True):
+                wrong.append(f"{table}.{field.column}: no validated {within}; found {found}")
+            by_id_alone = [definition for definition in found if definition.startswith(f"FOREIGN KEY ({field.column})")]
+            if by_id_alone:
+                wrong.append(f"{table}.{field.column}: a key by id alone besides: {by_id_alone}")
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.django_db
+def test_the_database_refuses_a_row_naming_another_organizations_row(acme: Tenant, globex: Tenant) -> None:
+    memory = memory_create(
+        principal=acme.agent, data={"scope_type": "organization", "memory_type": "fact", "current_content": "Ours."}
+    )[0]
+    version = MemoryVersion.objects.filter(memory=memory).first()
+    assert version is not None
+
+    with pytest.raises(IntegrityError, match="same_org"), transaction.atomic():
+        MemoryVersion.objects.filter(pk=version.pk).update(organization=globex.organization)
+        connection.cursor().execute("SET CONSTRAINTS ALL IMMEDIATE")
+    with pytest.raises(IntegrityError, match="same_org"), transaction.atomic():
+        Mention.objects.create(
+            organization=globex.organization, memory=memory, key="ours", written="Ours", kind=MentionKind.ALIAS
+        )
+        connection.cursor().execute("SET CONSTRAINTS ALL IMMEDIATE")

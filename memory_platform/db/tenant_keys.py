@@ -1,0 +1,227 @@
+"""Foreign keys that keep a tenant's rows in their organization.
+
+A reference from one tenant table to another names the organization on both sides::
+
+    FOREIGN KEY (memory_id, organization_id) REFERENCES memories_memory (id, organization_id)
+
+so PostgreSQL itself refuses a row that names a row of another organization (a version of another
+organization's memory, a chunk of another's file), which only the code promised before. It is also
+the form Citus needs to keep the reference on one node when every tenant table is distributed by
+its organization (docs/explanation/performance.md, "Past one database server").
+
+Django knows no reference to two columns: the model's ForeignKey says ``db_constraint=False`` (Django
+neither creates nor drops a constraint for it) and the constraint is added here, in a migration,
+with ``tenant_foreign_keys``: the referenced table gets a unique index on ``(id, organization_id)``
+built concurrently; each reference is added ``NOT VALID`` (a moment's lock) and then validated
+while the tables are written to; the single-column constraint Django made is dropped. The
+migration must be ``atomic = False``; every step may run again after a run cut off half way.
+tests/platform/test_tenant_tables.py checks that every reference between two tenant tables is one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import IntegrityError, OperationalError, migrations, transaction
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
+from psycopg import errors
+
+logger = logging.getLogger(__name__)
+
+ORGANIZATION = "organization_id"
+MAX_NAME = 63  # PostgreSQL's identifier length
+# Adding or dropping a key locks both tables against writes for a moment: given up after this long
+# (and tried again) rather than hold up every writer queued behind it.
+LOCK_TIMEOUT = "1s"
+LOCK_ATTEMPTS = 20
+
+
+def _name(*parts: str, suffix: str) -> str:
+    name = "_".join((*parts, suffix))
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha1(name.encode(), usedforsecurity=False).hexdigest()[:8]
+    return f"{name[: MAX_NAME - len(suffix) - 10]}_{digest}_{suffix}"
+
+
+def parent_index_name(table: str) -> str:
+    return _name(table, suffix="in_organization")
+
+
+def constraint_name(table: str, column: str) -> str:
+    return _name(table, column, suffix="same_org")
+
+
+def _constraints(schema_editor: BaseDatabaseSchemaEditor, table: str) -> dict[str, dict[str, Any]]:
+    with schema_editor.connection.cursor() as cursor:
+        found: dict[str, dict[str, Any]] = schema_editor.connection.introspection.get_constraints(cursor, table)
+    return found
+
+
+def _index_valid(schema_editor: BaseDatabaseSchemaEditor, name: str) -> bool | None:
+    """Whether the index is usable (None: there is none; False: a concurrent build cut off half way)."""
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)", [name])
+        row = cursor.fetchone()
+    return None if row is None else bool(row[0])
+
+
+def build_parent_index(schema_editor: BaseDatabaseSchemaEditor, table: str, key: str = "id") -> None:
+    name = parent_index_name(table)
+    if _index_valid(schema_editor, name) is False:
+        schema_editor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
+    schema_editor.execute(f"CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {table} ({key}, {ORGANIZATION})")
+
+
+def drop_parent_index(schema_editor: BaseDatabaseSchemaEditor, table: str) -> None:
+    schema_editor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {parent_index_name(table)}")
+
+
+def _validate(schema_editor: BaseDatabaseSchemaEditor, table: str, name: str, misplaced: str) -> None:
+    """Validate ``name`` while ``table`` is written to; rows already there that break it are kept
+    (nothing is deleted to make a key hold) and said, and the key holds for every row written after."""
+    try:
+        schema_editor.execute(f"ALTER TABLE {table} VALIDATE CONSTRAINT {name}")
+    except IntegrityError:
+        with schema_editor.connection.cursor() as cursor:
+            cursor.execute(misplaced)
+            (count,) = cursor.fetchone() or (0,)
+        logger.warning(
+            "%s: %s rows name a row of another organization; %s holds for every row written from now on "
+            "and is left unvalidated (find them with: %s)", table, count, name, misplaced,
+        )  # fmt: skip
+
+
+def _under_lock(schema_editor: BaseDatabaseSchemaEditor, parent: str, table: str, *statements: str) -> None:
+    """Run ``statements`` (which lock ``table`` and ``parent`` against writes, for a moment and with
+    no scan) in one short transaction that takes the locks first, the parent's before the child's as
+    every write does (a memory, then its version): a writer never waits on the migration while
+    holding what the migration waits for. A lock not had within LOCK_TIMEOUT is let go and asked
+    for again, so writers queued behind the migration wait that long at most."""
+    for attempt in range(1, LOCK_ATTEMPTS + 1):
+        try:
+            with transaction.atomic(using=schema_editor.connection.alias):
+                schema_editor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+                schema_editor.execute(f"LOCK TABLE {parent}, {table} IN SHARE ROW EXCLUSIVE MODE")
+                for statement in statements:
+                    schema_editor.execute(statement)
+            return
+        except OperationalError as error:
+            waited = isinstance(error.__cause__, errors.LockNotAvailable | errors.DeadlockDetected)
+            if not waited or attempt == LOCK_ATTEMPTS:
+                raise
+            logger.info("%s: its writers held the lock; trying again (%d)", table, attempt)
+            time.sleep(0.1 * attempt)
+
+
+def add_tenant_key(schema_editor: BaseDatabaseSchemaEditor, table: str, column: str, *, parent: str, key: str) -> None:
+    """``table.column`` (naming ``parent.key``) becomes a reference within the organization."""
+    name = constraint_name(table, column)
+    _under_lock(
+        schema_editor, parent, table,
+        f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {name}",
+        f"ALTER TABLE {table} ADD CONSTRAINT {name} FOREIGN KEY ({column}, {ORGANIZATION}) "
+        f"REFERENCES {parent} ({key}, {ORGANIZATION}) DEFERRABLE INITIALLY DEFERRED NOT VALID",
+    )  # fmt: skip
+    misplaced = (
+        f"SELECT count(*) FROM {table} t JOIN {parent} p ON p.{key} = t.{column} "  # noqa: S608
+        f"WHERE p.{ORGANIZATION} <> t.{ORGANIZATION}"
+    )
+    _validate(schema_editor, table, name, misplaced)
+    old = [
+        f"ALTER TABLE {table} DROP CONSTRAINT {schema_editor.quote_name(name)}"
+        for name, info in _constraints(schema_editor, table).items()
+        if info["foreign_key"] and info["columns"] == [column]
+    ]
+    if old:
+        _under_lock(schema_editor, parent, table, *old)
+
+
+def restore_django_key(
+    schema_editor: BaseDatabaseSchemaEditor, table: str, column: str, *, parent: str, key: str, django_name: str
+) -> None:
+    """Undo add_tenant_key: Django's single-column constraint again, validated while written to."""
+    constraints = _constraints(schema_editor, table).values()
+    if not any(info["foreign_key"] and info["columns"] == [column] for info in constraints):
+        _under_lock(
+            schema_editor, parent, table,
+            f"ALTER TABLE {table} ADD CONSTRAINT {django_name} FOREIGN KEY ({column}) "
+            f"REFERENCES {parent} ({key}) DEFERRABLE INITIALLY DEFERRED NOT VALID",
+        )  # fmt: skip
+        schema_editor.execute(f"ALTER TABLE {table} VALIDATE CONSTRAINT {django_name}")
+    drop = f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {constraint_name(table, column)}"
+    _under_lock(schema_editor, parent, table, drop)
+
+
+def tenant_foreign_keys(
+    app_label: str, *alters: migrations.AlterField, parents: Sequence[str] = ()
+) -> migrations.SeparateDatabaseAndState:
+    """The migration step: ``parents`` (model names of ``app_label``) get their unique index on
+    ``(id, organization_id)``; each of ``alters`` (an AlterField to ``db_constraint=False``) becomes
+    a reference within the organization, as described above."""
+
+    def references(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> list[tuple[str, str, str, str, str]]:
+        found = []
+        for alter in alters:
+            model = apps.get_model(app_label, alter.model_name)
+            field = model._meta.get_field(alter.name)
+            target = field.target_field
+            suffix = "_fk_%(to_table)s_%(to_column)s"
+            django_name = str(schema_editor._fk_constraint_name(model, field, suffix))  # type: ignore[attr-defined]
+            found.append((model._meta.db_table, field.column, target.model._meta.db_table, target.column, django_name))
+        return found
+
+    def parent_tables(apps: StateApps) -> list[str]:
+        return [apps.get_model(app_label, name)._meta.db_table for name in parents]
+
+    def forwards(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+        for table in parent_tables(apps):
+            build_parent_index(schema_editor, table)
+        for table, column, parent, key, _ in references(apps, schema_editor):
+            add_tenant_key(schema_editor, table, column, parent=parent, key=key)
+
+    def backwards(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+        for table, column, parent, key, django_name in references(apps, schema_editor):
+            restore_django_key(schema_editor, table, column, parent=parent, key=key, django_name=django_name)
+        for table in parent_tables(apps):
+            drop_parent_index(schema_editor, table)
+
+    return migrations.SeparateDatabaseAndState(
+        state_operations=list(alters), database_operations=[migrations.RunPython(forwards, backwards, elidable=False)]
+    )
+
+
+# A table whose rows grew past this many since its statistics, and past what it held then, is analyzed.
+GROWN_ROWS = 1000
+
+
+def analyze_if_grown(*tables: str) -> list[str]:
+    """ANALYZE each of ``tables`` holding more rows changed since its statistics were taken than it
+    held then (and at least GROWN_ROWS): the ones analyzed.
+
+    PostgreSQL checks a reference by a plan it makes once per connection and keeps until the
+    table's statistics change. Made while the table was nearly empty, that plan may look the row up
+    by an index on the organization alone (every index is as cheap on a few rows) and then read
+    every row of the organization for each reference checked: a bulk load into a new database
+    slowed down as it went (bench/ingest_hints.py: 1,420 memories/s fell to 700). Autovacuum's
+    ANALYZE ends it within a minute or so; the batch write service asks for it before it writes
+    instead, which costs a few ANALYZEs of a table that doubles at a time."""
+    from django.db import connection
+
+    analyzed = []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT s.relname, s.n_mod_since_analyze, c.reltuples FROM pg_stat_user_tables s "
+            "JOIN pg_class c ON c.oid = s.relid WHERE s.relname = ANY(%s)",
+            [list(tables)],
+        )
+        for table, changed, held in cursor.fetchall():
+            if changed >= max(GROWN_ROWS, held):
+                cursor.execute(f"ANALYZE {connection.ops.quote_name(table)}")
+                analyzed.append(table)
+    return analyzed
