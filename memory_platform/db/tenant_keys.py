@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import random
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -35,10 +36,13 @@ logger = logging.getLogger(__name__)
 
 ORGANIZATION = "organization_id"
 MAX_NAME = 63  # PostgreSQL's identifier length
-# Adding or dropping a key locks both tables against writes for a moment: given up after this long
-# (and tried again) rather than hold up every writer queued behind it.
-LOCK_TIMEOUT = "1s"
-LOCK_ATTEMPTS = 20
+# Adding a key locks both tables against writes for a moment, dropping one against reads too: a lock
+# not had within LOCK_TIMEOUT is let go (and asked for again a little later) rather than hold up
+# every query queued behind the migration.
+LOCK_TIMEOUT = "200ms"
+LOCK_ATTEMPTS = 50
+ADD_LOCK = "SHARE ROW EXCLUSIVE"  # what ALTER TABLE ... ADD FOREIGN KEY takes on both tables
+DROP_LOCK = "ACCESS EXCLUSIVE"  # what ALTER TABLE ... DROP CONSTRAINT takes
 
 
 def _name(*parts: str, suffix: str) -> str:
@@ -82,32 +86,45 @@ def drop_parent_index(schema_editor: BaseDatabaseSchemaEditor, table: str) -> No
     schema_editor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {parent_index_name(table)}")
 
 
-def _validate(schema_editor: BaseDatabaseSchemaEditor, table: str, name: str, misplaced: str) -> None:
-    """Validate ``name`` while ``table`` is written to; rows already there that break it are kept
-    (nothing is deleted to make a key hold) and said, and the key holds for every row written after."""
+def _validate(schema_editor: BaseDatabaseSchemaEditor, table: str, name: str, misplaced: str) -> bool:
+    """Validate ``name`` while ``table`` is written to; whether it holds. Rows already there that
+    break it are kept (nothing is deleted to make a key hold) and said; the key holds for every row
+    written after, and the caller keeps Django's key for the rows there."""
     try:
         schema_editor.execute(f"ALTER TABLE {table} VALIDATE CONSTRAINT {name}")
     except IntegrityError:
         with schema_editor.connection.cursor() as cursor:
             cursor.execute(misplaced)
             (count,) = cursor.fetchone() or (0,)
-        logger.warning(
-            "%s: %s rows name a row of another organization; %s holds for every row written from now on "
-            "and is left unvalidated (find them with: %s)", table, count, name, misplaced,
-        )  # fmt: skip
+        message = (
+            f"{table}: {count} rows name a row of another organization; {name} holds for every row "
+            f"written from now on and is left unvalidated, beside the key by id alone (find them with: {misplaced})"
+        )
+        logger.warning(message)  # on migrate's standard error, as every log line of the platform
+        return False
+    return True
 
 
-def _under_lock(schema_editor: BaseDatabaseSchemaEditor, parent: str, table: str, *statements: str) -> None:
-    """Run ``statements`` (which lock ``table`` and ``parent`` against writes, for a moment and with
-    no scan) in one short transaction that takes the locks first, the parent's before the child's as
-    every write does (a memory, then its version): a writer never waits on the migration while
-    holding what the migration waits for. A lock not had within LOCK_TIMEOUT is let go and asked
-    for again, so writers queued behind the migration wait that long at most."""
+def _existing(schema_editor: BaseDatabaseSchemaEditor, table: str, name: str) -> bool | None:
+    """Whether ``table`` has constraint ``name`` validated (None: it has none)."""
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT convalidated FROM pg_constraint WHERE conrelid = %s::regclass AND conname = %s", [table, name]
+        )
+        row = cursor.fetchone()
+    return None if row is None else bool(row[0])
+
+
+def _under_lock(schema_editor: BaseDatabaseSchemaEditor, mode: str, parent: str, table: str, *statements: str) -> None:
+    """Run ``statements`` (which need ``mode`` on ``table`` and ``parent``, for a moment and with no
+    scan) in one short transaction that takes both locks first, the parent's before the child's as
+    writes take them (a memory, then its version): the statements never ask for more than they hold.
+    A lock not had within LOCK_TIMEOUT is let go and asked for again a little later."""
     for attempt in range(1, LOCK_ATTEMPTS + 1):
         try:
             with transaction.atomic(using=schema_editor.connection.alias):
                 schema_editor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
-                schema_editor.execute(f"LOCK TABLE {parent}, {table} IN SHARE ROW EXCLUSIVE MODE")
+                schema_editor.execute(f"LOCK TABLE {parent}, {table} IN {mode} MODE")
                 for statement in statements:
                     schema_editor.execute(statement)
             return
@@ -115,31 +132,32 @@ def _under_lock(schema_editor: BaseDatabaseSchemaEditor, parent: str, table: str
             waited = isinstance(error.__cause__, errors.LockNotAvailable | errors.DeadlockDetected)
             if not waited or attempt == LOCK_ATTEMPTS:
                 raise
-            logger.info("%s: its writers held the lock; trying again (%d)", table, attempt)
-            time.sleep(0.1 * attempt)
+            logger.info("%s: others held the lock; trying again (%d)", table, attempt)
+            time.sleep(random.uniform(0.05, 0.25) * min(attempt, 8))  # noqa: S311 - jitter, not a secret
 
 
 def add_tenant_key(schema_editor: BaseDatabaseSchemaEditor, table: str, column: str, *, parent: str, key: str) -> None:
-    """``table.column`` (naming ``parent.key``) becomes a reference within the organization."""
+    """``table.column`` (naming ``parent.key``) becomes a reference within the organization. Run
+    again, it picks up where it stopped: a key already there is validated, not made again."""
     name = constraint_name(table, column)
-    _under_lock(
-        schema_editor, parent, table,
-        f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {name}",
-        f"ALTER TABLE {table} ADD CONSTRAINT {name} FOREIGN KEY ({column}, {ORGANIZATION}) "
-        f"REFERENCES {parent} ({key}, {ORGANIZATION}) DEFERRABLE INITIALLY DEFERRED NOT VALID",
-    )  # fmt: skip
+    if _existing(schema_editor, table, name) is None:
+        _under_lock(
+            schema_editor, ADD_LOCK, parent, table,
+            f"ALTER TABLE {table} ADD CONSTRAINT {name} FOREIGN KEY ({column}, {ORGANIZATION}) "
+            f"REFERENCES {parent} ({key}, {ORGANIZATION}) DEFERRABLE INITIALLY DEFERRED NOT VALID",
+        )  # fmt: skip
     misplaced = (
         f"SELECT count(*) FROM {table} t JOIN {parent} p ON p.{key} = t.{column} "  # noqa: S608
         f"WHERE p.{ORGANIZATION} <> t.{ORGANIZATION}"
     )
-    _validate(schema_editor, table, name, misplaced)
-    old = [
-        f"ALTER TABLE {table} DROP CONSTRAINT {schema_editor.quote_name(name)}"
-        for name, info in _constraints(schema_editor, table).items()
-        if info["foreign_key"] and info["columns"] == [column]
-    ]
-    if old:
-        _under_lock(schema_editor, parent, table, *old)
+    if _existing(schema_editor, table, name) or _validate(schema_editor, table, name, misplaced):
+        old = [
+            f"ALTER TABLE {table} DROP CONSTRAINT {schema_editor.quote_name(old)}"
+            for old, info in _constraints(schema_editor, table).items()
+            if info["foreign_key"] and info["columns"] == [column]
+        ]
+        if old:
+            _under_lock(schema_editor, DROP_LOCK, parent, table, *old)
 
 
 def restore_django_key(
@@ -149,13 +167,14 @@ def restore_django_key(
     constraints = _constraints(schema_editor, table).values()
     if not any(info["foreign_key"] and info["columns"] == [column] for info in constraints):
         _under_lock(
-            schema_editor, parent, table,
+            schema_editor, ADD_LOCK, parent, table,
             f"ALTER TABLE {table} ADD CONSTRAINT {django_name} FOREIGN KEY ({column}) "
             f"REFERENCES {parent} ({key}) DEFERRABLE INITIALLY DEFERRED NOT VALID",
         )  # fmt: skip
         schema_editor.execute(f"ALTER TABLE {table} VALIDATE CONSTRAINT {django_name}")
-    drop = f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {constraint_name(table, column)}"
-    _under_lock(schema_editor, parent, table, drop)
+    name = constraint_name(table, column)
+    if _existing(schema_editor, table, name) is not None:
+        _under_lock(schema_editor, DROP_LOCK, parent, table, f"ALTER TABLE {table} DROP CONSTRAINT {name}")
 
 
 def tenant_foreign_keys(
@@ -210,18 +229,24 @@ def analyze_if_grown(*tables: str) -> list[str]:
     every row of the organization for each reference checked: a bulk load into a new database
     slowed down as it went (bench/ingest_hints.py: 1,420 memories/s fell to 700). Autovacuum's
     ANALYZE ends it within a minute or so; the batch write service asks for it before it writes
-    instead, which costs a few ANALYZEs of a table that doubles at a time."""
+    instead, which costs a few ANALYZEs of a table that doubles at a time. Not inside a caller's
+    transaction (which would hold the ANALYZE's lock until it commits), only tables this role may
+    analyze, and a table another session is analyzing is skipped, not waited for."""
     from django.db import connection
 
+    if connection.in_atomic_block:
+        return []
     analyzed = []
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT s.relname, s.n_mod_since_analyze, c.reltuples FROM pg_stat_user_tables s "
-            "JOIN pg_class c ON c.oid = s.relid WHERE s.relname = ANY(%s)",
+            "SELECT c.oid::regclass::text, s.n_mod_since_analyze, c.reltuples FROM pg_class c "
+            "JOIN pg_stat_user_tables s ON s.relid = c.oid "
+            "WHERE c.oid = ANY(ARRAY(SELECT to_regclass(t) FROM unnest(%s::text[]) t)) "
+            "AND pg_has_role(c.relowner, 'MEMBER')",
             [list(tables)],
         )
         for table, changed, held in cursor.fetchall():
             if changed >= max(GROWN_ROWS, held):
-                cursor.execute(f"ANALYZE {connection.ops.quote_name(table)}")
+                cursor.execute(f"ANALYZE (SKIP_LOCKED) {table}")
                 analyzed.append(table)
     return analyzed
