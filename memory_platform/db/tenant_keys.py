@@ -27,7 +27,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from django.db import IntegrityError, OperationalError, migrations, transaction
+from django.db import IntegrityError, OperationalError, connection, migrations, transaction
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.state import StateApps
 from psycopg import errors
@@ -65,6 +65,15 @@ def _constraints(schema_editor: BaseDatabaseSchemaEditor, table: str) -> dict[st
     with schema_editor.connection.cursor() as cursor:
         found: dict[str, dict[str, Any]] = schema_editor.connection.introspection.get_constraints(cursor, table)
     return found
+
+
+def _keys_by_id_alone(schema_editor: BaseDatabaseSchemaEditor, table: str, column: str) -> list[str]:
+    """The names of ``table``'s foreign keys on ``column`` alone (Django's kind)."""
+    return [
+        name
+        for name, info in _constraints(schema_editor, table).items()
+        if info["foreign_key"] and info["columns"] == [column]
+    ]
 
 
 def _index_valid(schema_editor: BaseDatabaseSchemaEditor, name: str) -> bool | None:
@@ -140,7 +149,8 @@ def add_tenant_key(schema_editor: BaseDatabaseSchemaEditor, table: str, column: 
     """``table.column`` (naming ``parent.key``) becomes a reference within the organization. Run
     again, it picks up where it stopped: a key already there is validated, not made again."""
     name = constraint_name(table, column)
-    if _existing(schema_editor, table, name) is None:
+    validated = _existing(schema_editor, table, name)
+    if validated is None:
         _under_lock(
             schema_editor, ADD_LOCK, parent, table,
             f"ALTER TABLE {table} ADD CONSTRAINT {name} FOREIGN KEY ({column}, {ORGANIZATION}) "
@@ -150,22 +160,18 @@ def add_tenant_key(schema_editor: BaseDatabaseSchemaEditor, table: str, column: 
         f"SELECT count(*) FROM {table} t JOIN {parent} p ON p.{key} = t.{column} "  # noqa: S608
         f"WHERE p.{ORGANIZATION} <> t.{ORGANIZATION}"
     )
-    if _existing(schema_editor, table, name) or _validate(schema_editor, table, name, misplaced):
-        old = [
-            f"ALTER TABLE {table} DROP CONSTRAINT {schema_editor.quote_name(old)}"
-            for old, info in _constraints(schema_editor, table).items()
-            if info["foreign_key"] and info["columns"] == [column]
-        ]
-        if old:
-            _under_lock(schema_editor, DROP_LOCK, parent, table, *old)
+    holds = validated or _validate(schema_editor, table, name, misplaced)
+    # Django's key goes only once the new one holds for every row (else it keeps the rows there).
+    if holds and (old := _keys_by_id_alone(schema_editor, table, column)):
+        drops = [f"ALTER TABLE {table} DROP CONSTRAINT {schema_editor.quote_name(django)}" for django in old]
+        _under_lock(schema_editor, DROP_LOCK, parent, table, *drops)
 
 
 def restore_django_key(
     schema_editor: BaseDatabaseSchemaEditor, table: str, column: str, *, parent: str, key: str, django_name: str
 ) -> None:
     """Undo add_tenant_key: Django's single-column constraint again, validated while written to."""
-    constraints = _constraints(schema_editor, table).values()
-    if not any(info["foreign_key"] and info["columns"] == [column] for info in constraints):
+    if not _keys_by_id_alone(schema_editor, table, column):
         _under_lock(
             schema_editor, ADD_LOCK, parent, table,
             f"ALTER TABLE {table} ADD CONSTRAINT {django_name} FOREIGN KEY ({column}) "
@@ -232,8 +238,6 @@ def analyze_if_grown(*tables: str) -> list[str]:
     instead, which costs a few ANALYZEs of a table that doubles at a time. Not inside a caller's
     transaction (which would hold the ANALYZE's lock until it commits), only tables this role may
     analyze, and a table another session is analyzing is skipped, not waited for."""
-    from django.db import connection
-
     if connection.in_atomic_block:
         return []
     analyzed = []
