@@ -54,10 +54,16 @@ class Platform:
 
     def pause_replay(self) -> None:
         """Stop the replica's replay right after a commit it has replayed: its lag counts from now."""
+        self.commit_replayed()
+        self.replica_sql("SELECT pg_wal_replay_pause()")
+
+    def commit_replayed(self) -> None:
+        """A commit on the primary, once the replica has replayed it. The replica's lag counts from its
+        last replayed commit whenever it has received more than it replayed (a checkpoint's record
+        will do): only a fresh commit makes "caught up" mean "not behind"."""
         with psycopg.connect(self.primary, autocommit=True) as connection:
             connection.execute("SELECT pg_current_xact_id()")  # a transaction with a commit record
         self.caught_up()
-        self.replica_sql("SELECT pg_wal_replay_pause()")
 
     def behind_the_platform(self, sql: str, *params: Any) -> None:
         """A change on the primary that no write of the platform's records: only what reads the primary sees it."""
@@ -159,7 +165,7 @@ def test_searches_read_the_replica_unless_it_lacks_what_they_need(platform: Plat
         finally:
             platform.replica_sql("SELECT pg_wal_replay_resume()")
 
-        platform.caught_up()
+        platform.commit_replayed()
         assert httpx.get(f"{platform.base_url}/healthz", timeout=10).json()["replica"]["state"] == "ok"
 
 
