@@ -6,13 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from memory_platform.commands import PlatformCommand
 from organizations.models import Organization
 from transfer.writes import SourceProblem, WriteResult
 
 
-class ImportCommand(BaseCommand):
+class ImportCommand(PlatformCommand):
     source_help = "What to import."
 
     def read(self, organization: Organization, source: Path) -> WriteResult:

@@ -26,10 +26,10 @@ pytestmark = pytest.mark.processes
 MANAGE_PY = Path(__file__).resolve().parents[2] / "manage.py"
 
 
-def _manage(*args: str) -> subprocess.CompletedProcess[str]:
+def _manage(*args: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
     settings = connection.settings_dict
     url = f"postgresql://{quote(settings['USER'])}@/{quote(settings['NAME'])}?host={quote(settings['HOST'])}"
-    env = {**os.environ, "DATABASE_URL": url}
+    env = {**os.environ, "DATABASE_URL": url, **extra_env}
     return subprocess.run(
         [sys.executable, str(MANAGE_PY), *args],
         capture_output=True,
@@ -62,3 +62,16 @@ def test_a_refusal_exits_non_zero_with_the_message_on_stderr(transactional_db: A
     assert "unknown role 'owner'; use one of: reader, agent, curator, admin" in result.stderr
     assert "Traceback" not in result.stderr
     assert not Organization.objects.filter(slug="initech").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_command_does_not_load_the_views(transactional_db: Any) -> None:
+    """Django's system checks import every view (the MCP SDK with them) to check the URLs: a second
+    of CPU a command never needs. The platform's commands leave them to serve, migrate and check."""
+    result = _manage("create_organization", "initech", "--json", PYTHONPROFILEIMPORTTIME="1")
+
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    imported = {line.rsplit("|", 1)[-1].strip() for line in lines if line.startswith("import time:")}
+    assert "organizations.services" in imported  # what the command needs, so the listing is complete
+    assert not imported & {"memory_platform.urls", "mcp_api.views", "mcp"}, "a command loaded the views"

@@ -7,11 +7,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from tqdm import tqdm
 
 from code_index import pipeline, services
 from code_index.models import CodeIndexRun, RunStatus
+from memory_platform.commands import PlatformCommand
 from memory_platform.exceptions import DomainError
 from memory_platform.progress import ProgressStream
 from organizations.management.commands._output import organization_by_slug
@@ -19,7 +20,7 @@ from organizations.models import Organization
 from organizations.principal import Principal
 
 
-class Command(BaseCommand):
+class Command(PlatformCommand):
     help = (
         "Index a directory of this host into the code index of an existing repository: files that changed since "
         "the last run are chunked and embedded, files gone are removed. Any directory may be named here (the "

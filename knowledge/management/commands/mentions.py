@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 from django.db import transaction
 
 from knowledge.mentions import rebuild
+from memory_platform.commands import PlatformCommand
 from organizations.management.commands._output import organization_by_slug
 from organizations.models import Organization
 
 
-class Command(BaseCommand):
+class Command(PlatformCommand):
     help = (
         "Find the names every memory mentions and link the memories to the entities known by them: once after "
         "upgrading to a version that keeps them, or to apply a better finder. Each organization in one transaction."

@@ -5,18 +5,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from lifecycle.consolidation import consolidation_run
 from lifecycle.decay import decay_run
 from lifecycle.expiry import expiry_run
+from memory_platform.commands import PlatformCommand
 from organizations.management.commands._output import organization_by_slug
 from organizations.models import Organization
 
 JOBS = ("consolidate", "decay", "expire")
 
 
-class Command(BaseCommand):
+class Command(PlatformCommand):
     help = (
         "Run consolidation (duplicate detection and merges), decay (freshness and stale proposals) and expiry "
         "records now, for one organization or all. Consolidation is incremental unless --full."

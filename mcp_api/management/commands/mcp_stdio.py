@@ -9,15 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from memory_platform.commands import PlatformCommand
 from memory_platform.exceptions import AuthenticationFailed
 from organizations.principal import Principal
 
 logger = logging.getLogger("mcp_api.stdio")
 
 
-class Command(BaseCommand):
+class Command(PlatformCommand):
     help = "Serve MCP over stdio. The token comes from MEMORY_PLATFORM_TOKEN or --token-file."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from tqdm import tqdm
 
 from memories.embedding_pipeline import (
@@ -15,11 +15,12 @@ from memories.embedding_pipeline import (
     pending_memories,
 )
 from memories.embeddings import EmbeddingError, EmbeddingProvider, get_provider
+from memory_platform.commands import PlatformCommand
 from memory_platform.progress import ProgressStream
 from organizations.management.commands._output import organization_by_slug
 
 
-class Command(BaseCommand):
+class Command(PlatformCommand):
     help = (
         "Embed memories with the configured embedding provider: every memory after a model change (--all), "
         "or only those whose embedding is pending (--pending, the default)."

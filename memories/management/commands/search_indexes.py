@@ -6,13 +6,14 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from memories.search import tenant_indexes
+from memory_platform.commands import PlatformCommand
 from organizations.models import Organization
 
 
-class Command(BaseCommand):
+class Command(PlatformCommand):
     help = (
         "List the organizations with their own search indexes (HNSW and full text) and those due one "
         "(more than SEARCH_EXACT_SCAN_LIMIT memories); --build builds the due ones now, concurrently, "

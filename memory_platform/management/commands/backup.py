@@ -6,13 +6,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import connection
 
 from memory_platform.backups import BackupError, backup
+from memory_platform.commands import PlatformCommand
 
 
-class Command(BaseCommand):
+class Command(PlatformCommand):
     help = "Back up the whole database (every organization) to a file, with pg_dump's custom format."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from memory_platform.commands import PlatformCommand
 from memory_platform.exceptions import Conflict, DomainError, NotFound
 from organizations.management.commands._output import check_role, domain_error, emit, organization_by_slug
 from organizations.password_links import link_lifetime_days, set_password_path
@@ -13,7 +14,7 @@ from organizations.services import AddedMember, member_add
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"  # where `make run` serves
 
 
-class Command(BaseCommand):
+class Command(PlatformCommand):
     help = (
         "Give a person a role in an organization (or change it) and let them log into the admin. "
         "With --create, make the user too and print a one-time link where they set their password."

@@ -2,9 +2,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 
+from memory_platform.commands import PlatformCommand
 from memory_platform.exceptions import DomainError
 from organizations.management.commands._output import check_role, domain_error, emit, role_argument
 from organizations.models import Role
@@ -13,7 +14,7 @@ from organizations.services import organization_create
 from organizations.tokens import token_create
 
 
-class Command(BaseCommand):
+class Command(PlatformCommand):
     help = "Create an organization and one API token for it. The token is printed once, never again."
 
     def add_arguments(self, parser: CommandParser) -> None:

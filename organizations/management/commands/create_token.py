@@ -3,9 +3,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 
+from memory_platform.commands import PlatformCommand
 from memory_platform.exceptions import DomainError
 from organizations.management.commands._output import (
     check_role,
@@ -19,7 +20,7 @@ from organizations.principal import Principal
 from organizations.tokens import token_create
 
 
-class Command(BaseCommand):
+class Command(PlatformCommand):
     help = "Create an API token for an organization. The token is printed once, never again."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from memory_platform.commands import PlatformCommand
 from memory_platform.exceptions import DomainError
 from organizations.management.commands._output import domain_error
 from organizations.models import ApiToken
@@ -11,7 +12,7 @@ from organizations.principal import Principal
 from organizations.tokens import token_revoke
 
 
-class Command(BaseCommand):
+class Command(PlatformCommand):
     help = "Revoke an API token by its prefix (the 8 characters after 'mp_'; a whole token works too)."
 
     def add_arguments(self, parser: CommandParser) -> None:

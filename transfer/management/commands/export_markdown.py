@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from memory_platform.commands import PlatformCommand
 from organizations.models import Organization
 from transfer.markdown import write_notes
 
 
-class Command(BaseCommand):
+class Command(PlatformCommand):
     help = "Write an organization's memories as a folder of Markdown notes with YAML front matter."
 
     def add_arguments(self, parser: CommandParser) -> None:

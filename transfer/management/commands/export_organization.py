@@ -6,15 +6,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from tqdm import tqdm
 
+from memory_platform.commands import PlatformCommand
 from memory_platform.progress import ProgressStream
 from organizations.models import Organization
 from transfer.export import export_organization
 
 
-class Command(BaseCommand):
+class Command(PlatformCommand):
     help = "Export an organization's memory (every version, link, entity, triple, proposal and audit event)."
 
     def add_arguments(self, parser: CommandParser) -> None:

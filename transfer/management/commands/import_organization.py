@@ -6,15 +6,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from tqdm import tqdm
 
+from memory_platform.commands import PlatformCommand
 from memory_platform.exceptions import DomainError
 from memory_platform.progress import ProgressStream
 from transfer.importer import ImportProblem, import_organization
 
 
-class Command(BaseCommand):
+class Command(PlatformCommand):
     help = (
         "Import an export (manage.py export_organization) into an organization. The file is checked whole first; "
         "an import cut off goes on from where it stopped when run again."

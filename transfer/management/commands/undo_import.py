@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from memory_platform.commands import PlatformCommand
 from memory_platform.exceptions import DomainError
 from transfer.undo import import_undo
 
 
-class Command(BaseCommand):
+class Command(PlatformCommand):
     help = (
         "Undo an import (its id is what import_organization printed): remove the rows it made, unless work "
         "made since depends on them. Audited; importing the same file again brings them back."
