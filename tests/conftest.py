@@ -37,8 +37,9 @@ from organizations.selectors import principal_for_user
 from organizations.tokens import principal_for_token, token_create
 from tests.embedder import HashEmbedder
 
-# The live server (granian, as `manage.py serve` runs it) and its environment, for every directory that needs one.
-pytest_plugins = ["tests.live_server", "tests.tenancy_guard"]
+# The live server (granian, as `manage.py serve` runs it) and its environment, for every directory that
+# needs one; the test databases copied from a migrated template (pytest-django's django_db_setup).
+pytest_plugins = ["tests.live_server", "tests.tenancy_guard", "tests.databases"]
 
 FAST_PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 PERSONA_SLUGS = ("acme", "globex")
