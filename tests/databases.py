@@ -130,8 +130,9 @@ def django_db_setup(  # noqa: PLR0917 - fixtures, by name
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _flush_deletes(django_db_setup: None) -> Iterator[None]:
-    """``flush`` deletes every row instead of truncating every table (see the module's docstring)."""
+def _flush_deletes() -> Iterator[None]:
+    """``flush`` deletes every row instead of truncating every table (see the module's docstring).
+    Needs no database: the operations class is patched before any test asks for one."""
     operations = type(connections["default"].ops)
     truncate = operations.sql_flush
 
