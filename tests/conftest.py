@@ -35,6 +35,7 @@ from organizations.models import Membership, Organization, Role, User
 from organizations.principal import Principal
 from organizations.selectors import principal_for_user
 from organizations.tokens import principal_for_token, token_create
+from tests.databases import connect
 from tests.embedder import HashEmbedder
 
 # The live server (granian, as `manage.py serve` runs it) and its environment, for every directory that
@@ -287,11 +288,7 @@ def embedding_provider(request: pytest.FixtureRequest) -> Iterator[EmbeddingProv
 
 def other_session() -> psycopg.Connection[Any]:
     """A connection of its own to the test database: another process, as far as locks go."""
-    db = connection.settings_dict
-    return psycopg.connect(
-        host=db["HOST"], port=db["PORT"] or None, user=db["USER"], password=db["PASSWORD"] or None,
-        dbname=db["NAME"], autocommit=True,
-    )  # fmt: skip
+    return connect(connection.settings_dict, connection.settings_dict["NAME"])
 
 
 def database_url_of_the_test_database() -> str:

@@ -38,6 +38,8 @@ from django.db.backends.base.operations import BaseDatabaseOperations
 from django.test.utils import setup_databases, teardown_databases
 from psycopg import sql
 
+from memory_platform import embedded_db
+
 TEMPLATE_PREFIX = "test_template_"
 LOCK_KEY = 7_244_630_118  # pg_advisory_lock's key for "the test templates", any fixed number
 
@@ -70,12 +72,21 @@ def _project_imports(path: Path) -> set[str]:
     return {name for name in names if (Path(settings.BASE_DIR) / name.split(".")[0]).is_dir()}
 
 
-def _server(database: dict[str, Any]) -> psycopg.Connection[Any]:
-    """A connection to the server's maintenance database (CREATE DATABASE cannot run in another's)."""
+def connect(database: dict[str, Any], dbname: str) -> psycopg.Connection[Any]:
+    """A connection of its own (autocommit) to ``dbname`` on the server ``database`` settings name,
+    starting the embedded server first when it is the one (a fresh checkout's first run: nothing
+    else has started it yet)."""
+    if settings.EMBEDDED_DATABASE:
+        embedded_db.ensure_running(Path(settings.DATA_DIR))
     return psycopg.connect(
         host=database["HOST"] or None, port=database["PORT"] or None, user=database["USER"] or None,
-        password=database["PASSWORD"] or None, dbname="postgres", autocommit=True,
+        password=database["PASSWORD"] or None, dbname=dbname, autocommit=True,
     )  # fmt: skip
+
+
+def _server(database: dict[str, Any]) -> psycopg.Connection[Any]:
+    """A connection to the server's maintenance database (CREATE DATABASE cannot run in another's)."""
+    return connect(database, "postgres")
 
 
 def _exists(server: psycopg.Connection[Any], name: str) -> bool:
