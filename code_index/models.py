@@ -90,7 +90,7 @@ class CodeFile(models.Model):
     indexed_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["index", "path"], name="code_file_path_unique")]
+        constraints = [models.UniqueConstraint(fields=["index", "path", "organization"], name="code_file_path_unique")]
 
     def __str__(self) -> str:
         return self.path
@@ -183,7 +183,9 @@ class CodeIndexRun(models.Model):
         indexes = [models.Index(fields=["index", "-started_at"], name="code_run_index_started_idx")]
         constraints = [
             # One run per repository at a time.
-            models.UniqueConstraint(fields=["index"], condition=Q(status="indexing"), name="code_run_one_open"),
+            models.UniqueConstraint(
+                fields=["index", "organization"], condition=Q(status="indexing"), name="code_run_one_open"
+            ),
             models.CheckConstraint(condition=Q(status__in=RunStatus.values), name="code_run_status_valid"),
         ]
 
@@ -209,7 +211,7 @@ class CodeUpload(models.Model):
     received_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["run", "path"], name="code_upload_path_unique")]
+        constraints = [models.UniqueConstraint(fields=["run", "path", "organization"], name="code_upload_path_unique")]
 
     def __str__(self) -> str:
         return self.path

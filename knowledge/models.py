@@ -37,7 +37,7 @@ class MemoryLink(models.Model):
         ordering = ["-created_at"]
         constraints = [
             models.UniqueConstraint(
-                fields=["source", "target", "relation_type"],
+                fields=["source", "target", "relation_type", "organization"],
                 condition=Q(removed_at__isnull=True),
                 name="memory_link_unique_active",
             ),
@@ -182,7 +182,9 @@ class Mention(models.Model):
     kind = models.CharField(max_length=16, choices=MentionKind.choices)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["memory", "key"], name="mention_unique_per_memory")]
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "key", "organization"], name="mention_unique_per_memory")
+        ]
         indexes = [models.Index(fields=["organization", "key"], name="mention_org_key_idx")]
 
     def __str__(self) -> str:

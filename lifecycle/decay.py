@@ -55,7 +55,8 @@ INSERT INTO memories_memoryaccess AS a
 SELECT m.organization_id, m.id, coalesce(x.access_count, 0), x.last_accessed_at, {_FRESHNESS_NOW}, %(now)s
 {_ALIVE}
 ORDER BY m.id
-ON CONFLICT (memory_id) DO UPDATE SET freshness = EXCLUDED.freshness, freshness_at = EXCLUDED.freshness_at
+ON CONFLICT ON CONSTRAINT memories_memoryaccess_pkey
+DO UPDATE SET freshness = EXCLUDED.freshness, freshness_at = EXCLUDED.freshness_at
 """
 
 _LEAST_FRESH = f"""

@@ -177,7 +177,7 @@ def with_members(*related: str) -> Prefetch[Any]:
 class ProposalMemory(models.Model):
     """A memory a proposal names (the proposal's ``memories``), in the proposal's organization."""
 
-    # Indexed by the (proposal, memory) unique constraint.
+    # Indexed by the (proposal, memory, organization) unique constraint.
     consolidationproposal = models.ForeignKey(
         ConsolidationProposal, on_delete=models.CASCADE, db_index=False, db_constraint=False
     )
@@ -189,7 +189,11 @@ class ProposalMemory(models.Model):
 
     class Meta:
         db_table = "lifecycle_consolidationproposal_memories"  # Django's name for it, kept
-        unique_together = [("consolidationproposal", "memory")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["consolidationproposal", "memory", "organization"], name="proposal_memory_unique"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.consolidationproposal_id}: {self.memory_id}"
@@ -209,7 +213,7 @@ class DismissedPair(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["first", "second"], name="dismissed_pair_unique"),
+            models.UniqueConstraint(fields=["first", "second", "organization"], name="dismissed_pair_unique"),
             models.CheckConstraint(condition=Q(first__lt=models.F("second")), name="dismissed_pair_ordered"),
         ]
 

@@ -67,13 +67,15 @@ def flush_access(*, log_errors: bool = True) -> int:
     return len(batch)
 
 
-# Memories gone since they were read (or not visible yet to this connection) are skipped.
+# Memories gone since they were read (or not visible yet to this connection) are skipped. The
+# conflict is named by the primary key's name, which holds whether the key is (memory_id) or, since
+# memories 0016, (memory_id, organization_id): code of either release runs on either schema.
 _UPSERT = """
 INSERT INTO memories_memoryaccess AS a (organization_id, memory_id, access_count, last_accessed_at)
 SELECT m.organization_id, c.id, c.n, %s FROM unnest(%s::uuid[], %s::int[]) AS c(id, n)
 JOIN memories_memory AS m ON m.id = c.id
 ORDER BY c.id
-ON CONFLICT (memory_id) DO UPDATE SET
+ON CONFLICT ON CONSTRAINT memories_memoryaccess_pkey DO UPDATE SET
     access_count = a.access_count + EXCLUDED.access_count,
     last_accessed_at = greatest(a.last_accessed_at, EXCLUDED.last_accessed_at)
 """

@@ -300,7 +300,7 @@ class MemoryVersion(models.Model):
         # By the memory's id, not by the memory (which would join memories to sort by their order).
         ordering = ["memory_id", "-version"]
         constraints = [
-            models.UniqueConstraint(fields=["memory", "version"], name="memory_version_unique"),
+            models.UniqueConstraint(fields=["memory", "version", "organization"], name="memory_version_unique"),
         ]
 
     def __str__(self) -> str:

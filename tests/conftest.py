@@ -35,7 +35,7 @@ from organizations.models import Membership, Organization, Role, User
 from organizations.principal import Principal
 from organizations.selectors import principal_for_user
 from organizations.tokens import principal_for_token, token_create
-from tests.databases import connect
+from tests.connections import connect
 from tests.embedder import HashEmbedder
 
 # The live server (granian, as `manage.py serve` runs it) and its environment, for every directory that

@@ -38,7 +38,7 @@ from django.db.backends.base.operations import BaseDatabaseOperations
 from django.test.utils import setup_databases, teardown_databases
 from psycopg import sql
 
-from memory_platform import embedded_db
+from tests.connections import connect
 
 TEMPLATE_PREFIX = "test_template_"
 LOCK_KEY = 7_244_630_118  # pg_advisory_lock's key for "the test templates", any fixed number
@@ -70,18 +70,6 @@ def _project_imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module)
     return {name for name in names if (Path(settings.BASE_DIR) / name.split(".")[0]).is_dir()}
-
-
-def connect(database: dict[str, Any], dbname: str) -> psycopg.Connection[Any]:
-    """A connection of its own (autocommit) to ``dbname`` on the server ``database`` settings name,
-    starting the embedded server first when it is the one (a fresh checkout's first run: nothing
-    else has started it yet)."""
-    if settings.EMBEDDED_DATABASE:
-        embedded_db.ensure_running(Path(settings.DATA_DIR))
-    return psycopg.connect(
-        host=database["HOST"] or None, port=database["PORT"] or None, user=database["USER"] or None,
-        password=database["PASSWORD"] or None, dbname=dbname, autocommit=True,
-    )  # fmt: skip
 
 
 def _server(database: dict[str, Any]) -> psycopg.Connection[Any]:

@@ -59,7 +59,9 @@ class ImportedId(models.Model):
     created = models.BooleanField(default=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["run", "model", "old"], name="transfer_imported_once")]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "model", "old", "organization"], name="transfer_imported_once")
+        ]
 
     def __str__(self) -> str:
         return f"{self.model} {self.old} -> {self.new}"

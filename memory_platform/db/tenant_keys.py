@@ -45,7 +45,7 @@ ADD_LOCK = "SHARE ROW EXCLUSIVE"  # what ALTER TABLE ... ADD FOREIGN KEY takes o
 DROP_LOCK = "ACCESS EXCLUSIVE"  # what ALTER TABLE ... DROP CONSTRAINT takes
 
 
-def _name(*parts: str, suffix: str) -> str:
+def name_of(*parts: str, suffix: str) -> str:
     name = "_".join((*parts, suffix))
     if len(name) <= MAX_NAME:
         return name
@@ -54,11 +54,11 @@ def _name(*parts: str, suffix: str) -> str:
 
 
 def parent_index_name(table: str) -> str:
-    return _name(table, suffix="in_organization")
+    return name_of(table, suffix="in_organization")
 
 
 def constraint_name(table: str, column: str) -> str:
-    return _name(table, column, suffix="same_org")
+    return name_of(table, column, suffix="same_org")
 
 
 def _constraints(schema_editor: BaseDatabaseSchemaEditor, table: str) -> dict[str, dict[str, Any]]:
@@ -76,7 +76,7 @@ def _keys_by_id_alone(schema_editor: BaseDatabaseSchemaEditor, table: str, colum
     ]
 
 
-def _index_valid(schema_editor: BaseDatabaseSchemaEditor, name: str) -> bool | None:
+def index_valid(schema_editor: BaseDatabaseSchemaEditor, name: str) -> bool | None:
     """Whether the index is usable (None: there is none; False: a concurrent build cut off half way)."""
     with schema_editor.connection.cursor() as cursor:
         cursor.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)", [name])
@@ -86,7 +86,7 @@ def _index_valid(schema_editor: BaseDatabaseSchemaEditor, name: str) -> bool | N
 
 def build_parent_index(schema_editor: BaseDatabaseSchemaEditor, table: str, key: str = "id") -> None:
     name = parent_index_name(table)
-    if _index_valid(schema_editor, name) is False:
+    if index_valid(schema_editor, name) is False:
         schema_editor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
     schema_editor.execute(f"CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {table} ({key}, {ORGANIZATION})")
 
@@ -124,16 +124,18 @@ def _existing(schema_editor: BaseDatabaseSchemaEditor, table: str, name: str) ->
     return None if row is None else bool(row[0])
 
 
-def _under_lock(schema_editor: BaseDatabaseSchemaEditor, mode: str, parent: str, table: str, *statements: str) -> None:
-    """Run ``statements`` (which need ``mode`` on ``table`` and ``parent``, for a moment and with no
-    scan) in one short transaction that takes both locks first, the parent's before the child's as
-    writes take them (a memory, then its version): the statements never ask for more than they hold.
-    A lock not had within LOCK_TIMEOUT is let go and asked for again a little later."""
+def under_lock(
+    schema_editor: BaseDatabaseSchemaEditor, mode: str, tables: Sequence[str], statements: Sequence[str]
+) -> None:
+    """Run ``statements`` (which need ``mode`` on ``tables``, for a moment and with no scan) in one
+    short transaction that takes the locks first, in the order given: a parent's before its
+    children's, as writes take them (a memory, then its version), so the statements never ask for
+    more than they hold. A lock not had within LOCK_TIMEOUT is let go and asked for again a little later."""
     for attempt in range(1, LOCK_ATTEMPTS + 1):
         try:
             with transaction.atomic(using=schema_editor.connection.alias):
                 schema_editor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
-                schema_editor.execute(f"LOCK TABLE {parent}, {table} IN {mode} MODE")
+                schema_editor.execute(f"LOCK TABLE {', '.join(dict.fromkeys(tables))} IN {mode} MODE")
                 for statement in statements:
                     schema_editor.execute(statement)
             return
@@ -141,7 +143,7 @@ def _under_lock(schema_editor: BaseDatabaseSchemaEditor, mode: str, parent: str,
             waited = isinstance(error.__cause__, errors.LockNotAvailable | errors.DeadlockDetected)
             if not waited or attempt == LOCK_ATTEMPTS:
                 raise
-            logger.info("%s: others held the lock; trying again (%d)", table, attempt)
+            logger.info("%s: others held the lock; trying again (%d)", tables[-1], attempt)
             time.sleep(random.uniform(0.05, 0.25) * min(attempt, 8))  # noqa: S311 - jitter, not a secret
 
 
@@ -151,11 +153,10 @@ def add_tenant_key(schema_editor: BaseDatabaseSchemaEditor, table: str, column: 
     name = constraint_name(table, column)
     validated = _existing(schema_editor, table, name)
     if validated is None:
-        _under_lock(
-            schema_editor, ADD_LOCK, parent, table,
+        under_lock(schema_editor, ADD_LOCK, [parent, table], [
             f"ALTER TABLE {table} ADD CONSTRAINT {name} FOREIGN KEY ({column}, {ORGANIZATION}) "
             f"REFERENCES {parent} ({key}, {ORGANIZATION}) DEFERRABLE INITIALLY DEFERRED NOT VALID",
-        )  # fmt: skip
+        ])  # fmt: skip
     misplaced = (
         f"SELECT count(*) FROM {table} t JOIN {parent} p ON p.{key} = t.{column} "  # noqa: S608
         f"WHERE p.{ORGANIZATION} <> t.{ORGANIZATION}"
@@ -164,7 +165,7 @@ def add_tenant_key(schema_editor: BaseDatabaseSchemaEditor, table: str, column: 
     # Django's key goes only once the new one holds for every row (else it keeps the rows there).
     if holds and (old := _keys_by_id_alone(schema_editor, table, column)):
         drops = [f"ALTER TABLE {table} DROP CONSTRAINT {schema_editor.quote_name(django)}" for django in old]
-        _under_lock(schema_editor, DROP_LOCK, parent, table, *drops)
+        under_lock(schema_editor, DROP_LOCK, [parent, table], drops)
 
 
 def restore_django_key(
@@ -172,15 +173,14 @@ def restore_django_key(
 ) -> None:
     """Undo add_tenant_key: Django's single-column constraint again, validated while written to."""
     if not _keys_by_id_alone(schema_editor, table, column):
-        _under_lock(
-            schema_editor, ADD_LOCK, parent, table,
+        under_lock(schema_editor, ADD_LOCK, [parent, table], [
             f"ALTER TABLE {table} ADD CONSTRAINT {django_name} FOREIGN KEY ({column}) "
             f"REFERENCES {parent} ({key}) DEFERRABLE INITIALLY DEFERRED NOT VALID",
-        )  # fmt: skip
+        ])  # fmt: skip
         schema_editor.execute(f"ALTER TABLE {table} VALIDATE CONSTRAINT {django_name}")
     name = constraint_name(table, column)
     if _existing(schema_editor, table, name) is not None:
-        _under_lock(schema_editor, DROP_LOCK, parent, table, f"ALTER TABLE {table} DROP CONSTRAINT {name}")
+        under_lock(schema_editor, DROP_LOCK, [parent, table], [f"ALTER TABLE {table} DROP CONSTRAINT {name}"])
 
 
 def tenant_foreign_keys(

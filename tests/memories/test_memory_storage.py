@@ -61,8 +61,9 @@ def test_the_memory_table_has_only_the_indexes_reads_need(db: Any) -> None:
         indexes = [row[0] for row in cursor.fetchall()]
     # A foreign key added later brings its own index unless it says db_index=False: decide, then update.
     assert indexes == [
-        "btree (id)",
-        "btree (id, organization_id)",  # what references within the organization name (memory_platform.db.tenant_keys)
+        # The primary key, which references within the organization name (memory_platform.db.tenant_keys,
+        # tenant_unique): a lookup by id alone reads it too, so there is no index on the id alone.
+        "btree (id, organization_id)",
         "btree (organization_id, ((source ->> 'session'::text)), created_at) "
         "WHERE ((source ->> 'session'::text) IS NOT NULL)",
         "btree (organization_id, idempotency_key) WHERE (idempotency_key IS NOT NULL)",

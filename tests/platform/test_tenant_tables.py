@@ -97,3 +97,28 @@ def test_the_database_refuses_a_row_naming_another_organizations_row(acme: Tenan
             organization=globex.organization, memory=memory, key="ours", written="Ours", kind=MentionKind.ALIAS
         )
         connection.cursor().execute("SET CONSTRAINTS ALL IMMEDIATE")
+
+
+@pytest.mark.django_db
+def test_every_key_of_a_distributed_table_names_the_organization() -> None:
+    """What Citus asks of a table it distributes: its primary key and every unique key (partial ones
+    too) include the distribution column; the primary key is led by Django's, so a lookup by ``pk``
+    reads it (memory_platform.db.tenant_unique)."""
+    wrong = []
+    tables = platform_tables()
+    with connection.cursor() as cursor:
+        for table in sorted(distributed_tables()):
+            cursor.execute(
+                "SELECT i.indexrelid::regclass::text, i.indisprimary, ARRAY(SELECT a.attname FROM unnest(i.indkey) "
+                "WITH ORDINALITY k(n, o) JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.n "
+                "ORDER BY k.o)::text[] FROM pg_index i WHERE i.indrelid = %s::regclass AND i.indisunique",
+                [table],
+            )
+            keys = cursor.fetchall()
+            primary = [columns for _, is_primary, columns in keys if is_primary]
+            if primary != [[tables[table]._meta.pk.column, "organization_id"]]:
+                wrong.append(f"{table}: primary key {primary}")
+            wrong += [
+                f"{table}: unique {name} {columns}" for name, _, columns in keys if "organization_id" not in columns
+            ]
+    assert not wrong, "\n".join(wrong)

@@ -130,3 +130,34 @@ def test_the_indexes_composites_cover_are_dropped_online_and_come_back_when_unmi
     again = _manage(previous_database, "migrate", "--no-input")
     assert again.returncode == 0, again.stderr
     assert _indexes_on("organizations_auditevent", "organization_id") == []
+
+
+def _primary_key(table: str) -> str:
+    with psycopg.connect(_conninfo(_upgrade_database())) as conn:
+        (definition,) = conn.execute(
+            "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'p'",
+            [table],
+        ).fetchone() or ("",)
+        invalid = conn.execute(
+            "SELECT count(*) FROM pg_constraint WHERE confrelid = %s::regclass AND NOT convalidated", [table]
+        ).fetchone()
+    assert invalid == (0,), "every reference to it is validated"
+    return str(definition)
+
+
+def test_the_keys_come_to_name_the_organization_and_go_back_on_the_previous_releases_data(
+    previous_database: str,
+) -> None:
+    assert _manage(previous_database, "migrate", "--no-input").returncode == 0
+    assert _primary_key("memories_memory") == "PRIMARY KEY (id, organization_id)"
+
+    back = _manage(previous_database, "migrate", "memories", "0015", "--no-input")
+
+    assert back.returncode == 0, back.stderr
+    assert _primary_key("memories_memory") == "PRIMARY KEY (id)"
+    again = _manage(previous_database, "migrate", "--no-input")
+    assert again.returncode == 0, again.stderr
+    assert _primary_key("memories_memory") == "PRIMARY KEY (id, organization_id)"
+    read = _manage(previous_database, "shell", "-c", READ_BACK.replace("TOKEN", repr(TOKEN)))
+    assert read.returncode == 0, read.stderr
+    assert json.loads(read.stdout.strip().splitlines()[-1])["versions"] == 4
