@@ -6,7 +6,6 @@ with are kept current by the bulk writes."""
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -25,6 +24,7 @@ from memory_platform.db.tenant_keys import (
     restore_django_key,
 )
 from tests.conftest import Tenant
+from tests.writes_during import writes_during
 
 # Built concurrently, which no transaction may hold: every test commits, and drops its tables after.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -149,46 +149,18 @@ def test_taken_back_it_is_djangos_key_again(scratch: Scratch) -> None:
 
 def test_writes_go_on_while_the_key_is_added_and_none_is_lost(scratch: Scratch) -> None:
     owners = scratch(50_000)
-    written: list[int] = []
-    during: list[int] = []  # written while the keys were being made
-    errors: list[BaseException] = []
-    making = threading.Event()
-    done = threading.Event()
 
-    def write() -> None:  # on a connection of its own (Django's, of this thread), committing each row
-        n = 0
-        try:
-            while not done.is_set() or n < 20:
-                parent = n % 10
-                (row,) = _sql(
-                    "INSERT INTO scratch_child (organization_id, parent_id) VALUES (%s, %s) RETURNING id",
-                    [owners[parent], parent],
-                )
-                written.append(row[0])
-                if making.is_set() and not done.is_set():
-                    during.append(row[0])
-                n += 1
-        except DatabaseError as error:
-            errors.append(error)
-        finally:
-            connection.close()
+    def insert(n: int) -> int:
+        parent = n % 10
+        sql = "INSERT INTO scratch_child (organization_id, parent_id) VALUES (%s, %s) RETURNING id"
+        return int(_sql(sql, [owners[parent], parent])[0][0])
 
-    writer = threading.Thread(target=write)
-    writer.start()
-    deadline = time.monotonic() + 30
-    while not written and not errors and time.monotonic() < deadline:  # writing before the keys are made
-        time.sleep(0.01)
-    making.set()
-    try:
-        _make_keys()
-    finally:
-        done.set()
-        writer.join(timeout=60)
-    kept = _sql("SELECT count(*) FROM scratch_child WHERE id = ANY(%s)", [written])[0][0]
+    seen = writes_during(_make_keys, insert)
+    kept = _sql("SELECT count(*) FROM scratch_child WHERE id = ANY(%s)", [seen.written])[0][0]
 
-    assert not errors and len(written) >= 20
-    assert during, "writes went on while the keys were made"
-    assert kept == len(written), "every acknowledged write is there"
+    assert not seen.errors and len(seen.written) >= 20
+    assert seen.during, "writes went on while the keys were made"
+    assert kept == len(seen.written), "every acknowledged write is there"
 
 
 def _changed_since_analyze(table: str, at_least: int) -> int:

@@ -6,8 +6,6 @@ run again."""
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +20,7 @@ from memory_platform.db.tenant_unique import (
     swap_unique,
 )
 from tests.conftest import Tenant
+from tests.writes_during import writes_during
 
 # Built concurrently, which no transaction may hold: every test commits, and drops its tables after.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -184,44 +183,20 @@ def test_writes_go_on_while_the_keys_are_swapped_and_none_is_lost(owners: list[i
         "INSERT INTO scratch_child (organization_id, parent_id) "
         "SELECT organization_id, parent_id FROM scratch_child, generate_series(1, 50)"
     )
-    written: list[int] = []
-    during: list[int] = []
-    errors: list[BaseException] = []
-    swapping, done = threading.Event(), threading.Event()
 
-    def write() -> None:  # on a connection of its own, committing each row
-        n = 0
-        try:
-            while not done.is_set() or n < 20:
-                parent = n % 10
-                (row,) = _sql(
-                    "INSERT INTO scratch_child (organization_id, parent_id) VALUES (%s, %s) RETURNING id",
-                    [owners[parent], parent],
-                )
-                written.append(row[0])
-                if swapping.is_set() and not done.is_set():
-                    during.append(row[0])
-                n += 1
-        except DatabaseError as error:
-            errors.append(error)
-        finally:
-            connection.close()
+    def insert(n: int) -> int:
+        parent = n % 10
+        sql = "INSERT INTO scratch_child (organization_id, parent_id) VALUES (%s, %s) RETURNING id"
+        return int(_sql(sql, [owners[parent], parent])[0][0])
 
-    writer = threading.Thread(target=write)
-    writer.start()
-    deadline = time.monotonic() + 30
-    while not written and not errors and time.monotonic() < deadline:
-        time.sleep(0.01)
-    swapping.set()
-    try:
+    def swap() -> None:
         with _editor() as editor:
             primary_key_with_organization(editor, "scratch_parent")
             primary_key_with_organization(editor, "scratch_child")
             swap_unique(editor, "scratch_child", "scratch_child_once", with_organization=True)
-    finally:
-        done.set()
-        writer.join(timeout=60)
 
-    assert not errors and len(written) >= 20
-    assert during, "writes went on while the keys were swapped"
-    assert _sql("SELECT count(*) FROM scratch_child WHERE id = ANY(%s)", [written]) == [(len(written),)]
+    seen = writes_during(swap, insert)
+
+    assert not seen.errors and len(seen.written) >= 20
+    assert seen.during, "writes went on while the keys were swapped"
+    assert _sql("SELECT count(*) FROM scratch_child WHERE id = ANY(%s)", [seen.written]) == [(len(seen.written),)]
