@@ -19,6 +19,7 @@ from django.utils import timezone
 from lifecycle.decay import least_fresh
 from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalState
 from memories.models import RULE_TYPES, AuthorKind, EmbeddingStatus, Memory, MemoryType, Status
+from memories.selectors import memory_counts
 from organizations.models import Organization, User
 
 DAYS = 30
@@ -52,8 +53,7 @@ def _alive(organization: Organization) -> QuerySet[Memory]:
     return Memory.objects.filter(organization=organization, deleted_at__isnull=True)
 
 
-def _counts(queryset: QuerySet[Memory], field: str, labels: dict[str, str]) -> list[tuple[str, int]]:
-    found = dict(queryset.order_by().values_list(field).annotate(n=Count("pk")))
+def _labelled(found: dict[str, int], labels: dict[str, str]) -> list[tuple[str, int]]:
     return [(label, found[value]) for value, label in labels.items() if found.get(value)]
 
 
@@ -90,6 +90,7 @@ def _least_fresh(organization: Organization, user: User | Any) -> list[tuple[Mem
 
 def dashboard(organization: Organization, user: User | Any) -> Dashboard:
     alive = _alive(organization)
+    counts = memory_counts(alive)
     days, agents, people = _written_per_day(organization, timezone.localdate())
     embeddings = dict(
         alive.filter(embedding_status__in=[EmbeddingStatus.PENDING, EmbeddingStatus.FAILED])
@@ -105,9 +106,9 @@ def dashboard(organization: Organization, user: User | Any) -> Dashboard:
     )
     return Dashboard(
         organization=organization,
-        total=alive.count(),
-        by_status=_counts(alive, "status", dict(Status.choices)),
-        by_type=_counts(alive, "memory_type", dict(MemoryType.choices)),
+        total=counts.total,
+        by_status=_labelled(counts.by_status, dict(Status.choices)),
+        by_type=_labelled(counts.by_type, dict(MemoryType.choices)),
         days=days,
         written_by_agents=agents,
         written_by_people=people,

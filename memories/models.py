@@ -182,6 +182,13 @@ class Memory(models.Model):
                 name="memory_session_order_idx",
                 condition=Q(IsNull(KeyTextTransform("session", "source"), False)),
             ),
+            # Memories waiting for (or failed at) their embedding, as the health check, metrics,
+            # status and embedding sweep read them; a ready memory is not in it.
+            models.Index(
+                fields=["organization", "embedding_status"],
+                name="memory_embedding_waiting_idx",
+                condition=Q(embedding_status__in=[EmbeddingStatus.PENDING, EmbeddingStatus.FAILED]),
+            ),
             # No search index over every organization's rows: each large organization has its own
             # HNSW and full-text indexes (memories.search.tenant_indexes), built by the worker.
         ]

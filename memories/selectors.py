@@ -325,17 +325,39 @@ def memory_version_counts(memory_ids: list[Any]) -> dict[Any, int]:
     return {row["memory_id"]: row["n"] for row in rows}
 
 
-def memory_status_report(principal: Principal) -> dict[str, Any]:
-    """Health and counts as the principal sees them (for status tools and pages)."""
+@dataclass(frozen=True)
+class MemoryCounts:
+    """How many memories there are, by status and by type."""
+
+    by_status: dict[str, int]
+    by_type: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_status.values())
+
+
+def memory_counts(queryset: QuerySet[Memory]) -> MemoryCounts:
+    """``queryset``'s memories counted by status and by type in one pass: in a large organization the
+    two counts and the total, asked apart, read every one of its rows three times."""
     from django.db.models import Count
 
+    by_status: dict[str, int] = {}
+    by_type: dict[str, int] = {}
+    for status, memory_type, n in queryset.order_by().values_list("status", "memory_type").annotate(n=Count("id")):
+        by_status[status] = by_status.get(status, 0) + n
+        by_type[memory_type] = by_type.get(memory_type, 0) + n
+    return MemoryCounts(by_status=by_status, by_type=by_type)
+
+
+def memory_status_report(principal: Principal) -> dict[str, Any]:
+    """Health and counts as the principal sees them (for status tools and pages)."""
     from memories.health import platform_health
     from memories.models import EmbeddingStatus
 
     health = platform_health()
     visible = memory_visible_queryset(principal)
-    by_status = dict(visible.values_list("status").annotate(n=Count("id")).order_by())
-    by_type = dict(visible.values_list("memory_type").annotate(n=Count("id")).order_by())
+    counts = memory_counts(visible)
     pending = visible.filter(embedding_status=EmbeddingStatus.PENDING).count()
     return {
         "status": health.status,
@@ -345,6 +367,6 @@ def memory_status_report(principal: Principal) -> dict[str, Any]:
         "database": {"ok": True, "version": health.server_version, "pgvector": health.pgvector_version},
         "embedding": {**health.embedding, "pending_memories": pending},
         "worker": health.worker,
-        "memories": {"total": sum(by_status.values()), "by_status": by_status, "by_type": by_type},
+        "memories": {"total": counts.total, "by_status": counts.by_status, "by_type": counts.by_type},
         "repositories": list(repository_list(principal).values_list("slug", flat=True)[:STATUS_REPOSITORIES_SHOWN]),
     }

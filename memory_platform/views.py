@@ -16,8 +16,8 @@ from prometheus_client.registry import Collector
 
 from code_index.models import CodeIndexRun
 from lifecycle.models import ConsolidationProposal, ProposalState
+from memories.embedding_pipeline import pending_memories
 from memories.health import platform_health
-from memories.models import Memory
 from memory_platform import metrics
 from memory_platform.db import replicas
 from memory_platform.exceptions import AuthenticationFailed
@@ -39,7 +39,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
             {"status": "error", "database": {"ok": False, "error": str(exc).strip()}, "pgvector": {"ok": False}},
             status=503,
         )
-    pending = Memory.objects.filter(embedding_status="pending").count()
+    pending = pending_memories().count()
     body = {
         "status": health.status,
         "database": {"ok": True, "version": health.server_version},
@@ -78,7 +78,7 @@ class PlatformState(Collector):
         backlog = GaugeMetricFamily(
             "memory_platform_embedding_backlog", "Memories waiting for their embedding (pending)."
         )
-        backlog.add_metric([], Memory.objects.filter(embedding_status="pending").count())
+        backlog.add_metric([], pending_memories().count())
         yield backlog
 
         replica = replicas.status()

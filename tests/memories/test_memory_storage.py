@@ -66,6 +66,9 @@ def test_the_memory_table_has_only_the_indexes_reads_need(db: Any) -> None:
         "btree (id, organization_id)",
         "btree (organization_id, ((source ->> 'session'::text)), created_at) "
         "WHERE ((source ->> 'session'::text) IS NOT NULL)",
+        "btree (organization_id, embedding_status) "
+        "WHERE ((embedding_status)::text = ANY "
+        "((ARRAY['pending'::character varying, 'failed'::character varying])::text[]))",
         "btree (organization_id, idempotency_key) WHERE (idempotency_key IS NOT NULL)",
         "btree (organization_id, importance DESC, created_at DESC)",
         "btree (organization_id, repository_id)",
