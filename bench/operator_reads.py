@@ -25,7 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import print_table, summary_ms, write_json
-from bench.write_hints import tenants_by_size
+from bench.write_hints import tenants_by_size, tenants_near
 
 METRICS_TOKEN = "bench-operator-reads"  # noqa: S105 - the scrape token of this run alone, set in its settings
 
@@ -60,11 +60,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     tenants = tenants_by_size()
     largest = tenants[0][1]
-    picks = []
-    for wanted in (largest, largest // 10, 40):
-        pick = min(tenants, key=lambda t: abs(t[1] - wanted))
-        if pick not in picks:
-            picks.append(pick)
+    picks = tenants_near(tenants, [largest, largest // 10, 40])
     client = Client(SERVER_NAME="localhost")
     curator, _ = get_user_model().objects.get_or_create(username="bench-operator-reads")
     result: dict[str, Any] = {"benchmark": "operator_reads", "memories": sum(c for _, c in tenants)}

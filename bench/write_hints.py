@@ -34,17 +34,23 @@ def tenants_by_size() -> list[tuple[int, int]]:
         return [(int(org), int(count)) for org, count in cursor.fetchall()]
 
 
+def tenants_near(tenants: list[tuple[int, int]], sizes: list[int]) -> list[tuple[int, int]]:
+    """The tenant closest to each of ``sizes`` (each once), as (organization id, rows)."""
+    picks: list[tuple[int, int]] = []
+    for wanted in sizes:
+        pick = min(tenants, key=lambda t: abs(t[1] - wanted))
+        if pick not in picks:
+            picks.append(pick)
+    return picks
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from memories.hints import write_hints
     from memories.models import Memory
 
     tenants = tenants_by_size()
     largest = tenants[0][1]
-    picks = []
-    for wanted in (largest, largest // 3, largest // 10, 4000, 800, 40):
-        pick = min(tenants, key=lambda t: abs(t[1] - wanted))
-        if pick not in picks:
-            picks.append(pick)
+    picks = tenants_near(tenants, [largest, largest // 3, largest // 10, 4000, 800, 40])
     result: dict[str, Any] = {"benchmark": "write_hints", "memories": sum(c for _, c in tenants), "tenants": {}}
     for organization_id, rows in picks:
         sample = list(

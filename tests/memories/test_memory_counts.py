@@ -7,56 +7,64 @@ failed at it; the status report and the dashboard count by status and by type in
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import Count, QuerySet
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from memories.embedding_pipeline import pending_memories
+from curation.selectors import dashboard
+from memories.embedding_pipeline import embed_pending
 from memories.models import EmbeddingStatus, Memory, MemoryType, Status
-from memories.selectors import memory_counts, memory_status_report, memory_visible_queryset
+from memories.selectors import memory_counts, memory_status_report
 from tests.conftest import MemoryFactory, Tenant
 
 WAITING_INDEX = "memory_embedding_waiting_idx"
 
 
-@contextmanager
-def _no_table_scans() -> Iterator[None]:
-    """The planner as on a large table: a test's few rows would be read whole anyway."""
+def _backlog_reads(run: Callable[[], object]) -> list[str]:
+    """The statements ``run`` sends that read memories by their embedding's state."""
+    with CaptureQueriesContext(connection) as queries:
+        run()
+    return [q["sql"] for q in queries.captured_queries if '"embedding_status" ' in q["sql"] and "SELECT" in q["sql"]]
+
+
+def _plans_without_table_scans(statements: list[str]) -> list[str]:
+    """How each statement is planned as on a large table: a test's few rows would be read whole anyway."""
+    plans = []
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT set_config('enable_seqscan', 'off', true)")
-        yield
-
-
-def _plan(queryset: QuerySet[Any]) -> str:
-    sql, params = queryset.query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN {sql}", params)
-        return "\n".join(row[0] for row in cursor.fetchall())
+        for sql in statements:
+            cursor.execute(f"EXPLAIN {sql}")
+            plans.append("\n".join(row[0] for row in cursor.fetchall()))
+    return plans
 
 
 @pytest.mark.django_db
-def test_every_backlog_read_is_planned_on_the_index_of_waiting_memories(acme: Tenant) -> None:
-    alive = Memory.objects.filter(organization=acme.organization, deleted_at__isnull=True)
-    reads = {
-        "health check and metrics": pending_memories().values("pk"),
-        "embedding sweep": pending_memories().order_by("created_at", "pk").values_list("pk")[:64],
-        "one organization's embedding": pending_memories(organization=acme.organization)
-        .order_by("created_at", "pk")
-        .values_list("pk")[:64],
-        "status report": memory_visible_queryset(acme.agent).filter(embedding_status=EmbeddingStatus.PENDING),
-        "dashboard": alive.filter(embedding_status__in=[EmbeddingStatus.PENDING, EmbeddingStatus.FAILED])
-        .order_by()
-        .values_list("embedding_status")
-        .annotate(n=Count("pk")),
+def test_every_backlog_read_is_planned_on_the_index_of_waiting_memories(
+    acme: Tenant, make_memory: MemoryFactory, settings: Any
+) -> None:
+    waiting = make_memory(title="Billing uses the ledger database")
+    Memory.objects.filter(pk=waiting.pk).update(embedding_status=EmbeddingStatus.PENDING)
+    settings.METRICS_TOKEN = "scrape"
+    client = Client()
+    curator = get_user_model().objects.create(username="backlog-curator")
+    reads: dict[str, Callable[[], object]] = {
+        "health check": lambda: client.get("/healthz"),
+        "metrics": lambda: client.get("/metrics", HTTP_AUTHORIZATION="Bearer scrape"),
+        "status report": lambda: memory_status_report(acme.agent),
+        "dashboard": lambda: dashboard(acme.organization, curator),
+        "embedding sweep": embed_pending,
     }
-    with _no_table_scans():
-        plans = {name: _plan(queryset) for name, queryset in reads.items()}
-    assert {name: WAITING_INDEX in plan for name, plan in plans.items()} == dict.fromkeys(reads, True), plans
+    statements = {name: _backlog_reads(run) for name, run in reads.items()}
+    assert all(statements.values()), statements
+    plans = {name: _plans_without_table_scans(sqls) for name, sqls in statements.items()}
+    assert {name: all(WAITING_INDEX in plan for plan in found) for name, found in plans.items()} == dict.fromkeys(
+        reads, True
+    ), plans
 
 
 @pytest.mark.django_db
