@@ -55,6 +55,8 @@ def summary_ms(values_seconds: list[float]) -> dict[str, float]:
     return {
         "p50": round(percentile(ms, 0.5), 2),
         "p95": round(percentile(ms, 0.95), 2),
+        "p99": round(percentile(ms, 0.99), 2),
+        "max": round(max(ms), 2) if ms else float("nan"),
         "mean": round(statistics.fmean(ms), 2) if ms else float("nan"),
         "n": len(ms),
     }

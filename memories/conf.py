@@ -11,6 +11,9 @@ from __future__ import annotations
 from memory_platform.env import env_bool, env_float, env_int, env_str
 
 MEMORY_BATCH_MAX_ENTRIES = env_int("MEMORY_BATCH_MAX_ENTRIES", 500)
+# Searches tally the memories they return; a tally that falls due (every 10 s, or 1,000 memories) is
+# written by a thread of the process's own (memories/access.py). false: by the search that made it due.
+MEMORY_ACCESS_FLUSH_IN_BACKGROUND = env_bool("MEMORY_ACCESS_FLUSH_IN_BACKGROUND", True)
 
 # Embeddings. "local" runs all-MiniLM-L6-v2 offline on onnxruntime; "openai" calls any
 # OpenAI-compatible /v1/embeddings endpoint (OpenAI, Ollama, vLLM, TEI).

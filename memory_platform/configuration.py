@@ -176,6 +176,9 @@ VARIABLES: dict[str, Variable] = {
     ),
     "EMBEDDING_QUERY_CACHE_SIZE": Variable(EMBEDDINGS, "Query vectors each process remembers; `0` turns it off."),
     # --- search
+    "MEMORY_ACCESS_FLUSH_IN_BACKGROUND": Variable(
+        SEARCH, "A thread of each process writes the access counts searches tally; `false`: the search that fills it."
+    ),
     "SEARCH_FUSION": Variable(SEARCH, "How hybrid search ranks: `model` (the calibrated score), `score` or `rrf`."),
     "SEARCH_MIN_SCORE": Variable(SEARCH, "Default floor of a search with a query (`min_score` overrides it)."),
     "SEARCH_EXPAND_ABBREVIATIONS": Variable(

@@ -218,9 +218,13 @@ def static_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
+def _test_settings(settings: Any) -> None:
     # The personas and staff users all get passwords; the production hasher is slow on purpose.
     settings.PASSWORD_HASHERS = FAST_PASSWORD_HASHERS
+    # A test reads the access counts its searches make after flush_access(), in its own transaction:
+    # a flush of the background thread (tests/search/test_search_access_tracking.py has it) could
+    # take them first, on a connection that cannot see the test's memories.
+    settings.MEMORY_ACCESS_FLUSH_IN_BACKGROUND = False
 
 
 # Fixtures that start other processes (web servers, workers, stdio servers, Node tools): their tests

@@ -3,6 +3,11 @@ into memories_memoryaccess (not into the memories' own rows), and read back thro
 
 from __future__ import annotations
 
+import queue
+import threading
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -125,3 +130,73 @@ def test_a_refused_flush_does_not_break_the_callers_transaction(
     assert access.flush_access(log_errors=False) == 0
     # The surrounding transaction (the test's) still works.
     assert Memory.objects.get(pk=memory.pk).access_count == 0
+
+
+@pytest.fixture
+def flushed_in_background(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[queue.SimpleQueue[str]]:
+    """Flushes in the background, due after three memories; each flush's outcome, with the name of
+    the thread that ran it, put on the queue returned."""
+    settings.MEMORY_ACCESS_FLUSH_IN_BACKGROUND = True
+    monkeypatch.setattr(access, "FLUSH_SIZE", 3)
+    outcomes: queue.SimpleQueue[str] = queue.SimpleQueue()
+    flush = access.flush_access
+
+    def observed(**kwargs: Any) -> int:
+        try:
+            written = flush(**kwargs)
+        except Exception as error:
+            outcomes.put(f"{threading.current_thread().name}: {error}")
+            raise
+        outcomes.put(f"{threading.current_thread().name}: {written}")
+        return written
+
+    access.flush_access()  # a fresh tally
+    monkeypatch.setattr(access, "flush_access", observed)
+    yield outcomes
+    monkeypatch.undo()
+    access.flush_access()  # nothing of this test's left for the next
+
+
+@pytest.mark.django_db(transaction=True)  # the flushing thread's own connection sees committed rows only
+def test_a_flush_that_falls_due_is_written_by_a_thread_of_its_own(
+    acme: Tenant, make_memory: MemoryFactory, flushed_in_background: queue.SimpleQueue[str]
+) -> None:
+    found = [make_memory(current_content=f"Rollout step {n} is checked by hand.") for n in range(5)]
+
+    with CaptureQueriesContext(connection) as captured:
+        page = search(acme.agent, query="rollout step", mode="keyword")
+
+    assert len(page.hits) == 5  # five memories read: the tally is due
+    assert not [q for q in captured.captured_queries if "memories_memoryaccess" in q["sql"]]
+    assert flushed_in_background.get(timeout=30) == "memory-access-flush: 5"
+    assert {Memory.objects.get(pk=m.pk).access_count for m in found} == {1}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_flushing_thread_outlives_a_flush_that_fails(
+    acme: Tenant,
+    make_memory: MemoryFactory,
+    flushed_in_background: queue.SimpleQueue[str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    memories = [make_memory(current_content=f"Rollout step {n} is checked by hand.") for n in range(3)]
+    observed = access.flush_access
+    failures = iter([RuntimeError("the first flush fails")])
+
+    def failing_once(**kwargs: Any) -> int:
+        error = next(failures, None)
+        if error is not None:
+            flushed_in_background.put(f"{threading.current_thread().name}: {error}")
+            raise error
+        return observed(**kwargs)
+
+    monkeypatch.setattr(access, "flush_access", failing_once)
+    search(acme.agent, query="rollout step", mode="keyword")
+    assert flushed_in_background.get(timeout=30) == "memory-access-flush: the first flush fails"
+    search(acme.agent, query="rollout step", mode="keyword")
+
+    # The same thread wrote the next flush, the first one's tally with it.
+    assert flushed_in_background.get(timeout=30) == "memory-access-flush: 3"
+    assert {Memory.objects.get(pk=m.pk).access_count for m in memories} == {2}
+    assert "the access tally could not be written" in caplog.text
