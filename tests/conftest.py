@@ -115,10 +115,16 @@ def _personas(django_db_setup: Any, django_db_blocker: Any) -> None:
     with django_db_blocker.unblock():
         if Organization.objects.exists():  # a database kept from an earlier run (--reuse-db)
             call_command("flush", interactive=False, verbosity=0)
-            # Indexes built for an organization are no rows: flush leaves them, and the next acme
-            # (numbered from 1 again) would find them. The sweep drops those of organizations gone.
-            tenant_indexes.sweep()
+        _drop_indexes_of_organizations_gone()
         _build_personas()
+
+
+def _drop_indexes_of_organizations_gone() -> None:
+    """Indexes built for an organization are no rows: a flush leaves them (the last test of an
+    earlier run's, or a ``transaction=True`` test's), and a later test would find them beside its
+    own organizations'. The sweep drops those of organizations gone."""
+    if tenant_indexes.existing():
+        tenant_indexes.sweep()
 
 
 def _flushes_the_database(item: pytest.Item) -> bool:
@@ -136,6 +142,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     # With no next test the session is over: the test database is already gone.
     if nextitem is not None and _personas_built and _flushes_the_database(item):
         with item.config.stash[blocking_manager_key].unblock():
+            _drop_indexes_of_organizations_gone()
             _build_personas()
 
 
