@@ -1,10 +1,12 @@
 """What operators and curators read, by tenant size: the health check, a metrics scrape, the status
-report (`memory-status`, GET /api/v1/status/) and the curators' dashboard.
+report (`memory-status`, GET /api/v1/status/), the curators' dashboard, the count of what waits for
+review (every admin page shows it to a curator) and the review queue's first page.
 
 The first two answer for the whole platform, so they are timed once; the last two for a few tenants
 chosen by size. Each is read once to warm the pages it touches, then --repeat times, timed,
 in-process (the view or the selector; HTTP adds the same for each). Nothing in the database is
-changed but one curator account the dashboard is read as.
+changed but one curator account the dashboard and the queue are read as, a curator of the tenants
+read.
 
 Run against a database bench/scale.py kept:
 
@@ -51,18 +53,19 @@ def _get(client: Any, path: str, **headers: str) -> Callable[[], None]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
-    from django.test import Client, override_settings
+    from django.test import Client, RequestFactory, override_settings
 
+    from curation.review import review_items, waiting_count
     from curation.selectors import dashboard
     from memories.selectors import memory_status_report
-    from organizations.models import Organization
+    from organizations.models import Membership, Organization, Role
     from organizations.principal import Principal
 
     tenants = tenants_by_size()
     largest = tenants[0][1]
     picks = tenants_near(tenants, [largest, largest // 10, 40])
     client = Client(SERVER_NAME="localhost")
-    curator, _ = get_user_model().objects.get_or_create(username="bench-operator-reads")
+    curator, _ = get_user_model().objects.get_or_create(username="bench-operator-reads", defaults={"is_staff": True})
     result: dict[str, Any] = {"benchmark": "operator_reads", "memories": sum(c for _, c in tenants)}
     with override_settings(METRICS_TOKEN=METRICS_TOKEN):
         result["platform"] = {
@@ -73,9 +76,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for organization_id, rows in picks:
         organization = Organization.objects.get(pk=organization_id)
         principal = Principal.for_operator(organization, "bench")
+        # A curator of this tenant alone, as the admin's pages are asked for by one.
+        Membership.objects.filter(user=curator).exclude(organization=organization).delete()
+        Membership.objects.get_or_create(user=curator, organization=organization, defaults={"role": Role.CURATOR})
+        request = RequestFactory().get("/admin/review/")
+        request.user = curator
         result["tenants"][str(rows)] = {
             "status": _timed(lambda p=principal: memory_status_report(p), args.repeat),
             "dashboard": _timed(lambda o=organization: dashboard(o, curator), args.repeat),
+            "review count": _timed(lambda r=request: waiting_count(r), args.repeat),
+            "review queue": _timed(lambda r=request: review_items(r), args.repeat),
         }
     return result
 

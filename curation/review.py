@@ -16,7 +16,7 @@ from typing import Any
 from uuid import UUID
 
 from django.contrib import admin, messages
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -30,7 +30,7 @@ from lifecycle.services import proposal_apply, proposal_dismiss
 from memories import decisions, validation
 from memories.diff import word_ops
 from memories.hints import Hint, write_hints
-from memories.models import Memory, Status
+from memories.models import AWAITING_REVIEW, Memory
 from memories.selectors import memories_personal_to_others, personal_to_others_q
 from memory_platform import reasons
 from memory_platform.db.tenancy import outer_organization, same_organization
@@ -64,7 +64,6 @@ def waiting_drafts(user: User | Any, organizations: QuerySet[Organization]) -> Q
     A memory an open proposal names waits as part of that proposal, not a second time on its own;
     once the proposal is decided, a memory still unreviewed comes back here.
     """
-    waiting = Q(status=Status.DRAFT) | (Q(status=Status.ACTIVE) & ~Q(review_flags=[]))
     in_open_proposal = ProposalMemory.objects.filter(
         same_organization("consolidationproposal"),
         memory_id=OuterRef("pk"),
@@ -73,7 +72,7 @@ def waiting_drafts(user: User | Any, organizations: QuerySet[Organization]) -> Q
     )
     return (
         Memory.objects.filter(
-            waiting, organization__in=organizations, deleted_at__isnull=True, superseded_by__isnull=True
+            AWAITING_REVIEW, organization__in=organizations, deleted_at__isnull=True, superseded_by__isnull=True
         )
         .exclude(Exists(in_open_proposal))
         .exclude(personal_to_others_q(user))

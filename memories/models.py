@@ -15,74 +15,23 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.lookups import IsNull
 from django.utils import timezone
 
+from memories.choices import (  # noqa: F401 - re-exported (pyproject.toml): most code reads them here
+    AWAITING_REVIEW,
+    IMPORTANCE_MAX,
+    IMPORTANCE_MIN,
+    RULE_TYPES,
+    AuthorKind,
+    EmbeddingStatus,
+    MemoryType,
+    ReviewState,
+    ScopeType,
+    Status,
+)
 from memories.fields import EmbeddingField
 from organizations.models import ApiToken, Organization, Repository, User
 
 EMBEDDING_DIMENSIONS = 384
 FULL_TEXT_CONFIG = "english"
-
-
-class ScopeType(models.TextChoices):
-    SYSTEM = "system", "System"
-    ORGANIZATION = "organization", "Organization"
-    REPOSITORY = "repository", "Repository"
-    USER = "user", "User"
-
-
-class MemoryType(models.TextChoices):
-    BUSINESS_RULE = "business_rule", "Business rule"
-    DECISION_LOG = "decision_log", "Decision log"
-    PREFERENCE = "preference", "Preference"
-    SYSTEM_CONSTRAINT = "system_constraint", "System constraint"
-    DOCUMENTATION = "documentation", "Documentation"
-    TECH_STACK = "tech_stack", "Tech stack"
-    FACT = "fact", "Fact"
-    TASK = "task", "Task"
-    ARCHITECTURE = "architecture", "Architecture"
-    USER_CONTEXT = "user_context", "User context"
-    CONVENTION = "convention", "Convention"
-    RISK = "risk", "Risk"
-
-
-class Status(models.TextChoices):
-    DRAFT = "draft", "Draft"
-    VERIFIED = "verified", "Verified"
-    LOCKED = "locked", "Locked"
-    DEPRECATED = "deprecated", "Deprecated"
-    ACTIVE = "active", "Active"
-
-
-class EmbeddingStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    READY = "ready", "Ready"
-    FAILED = "failed", "Failed"
-
-
-IMPORTANCE_MIN = 1
-IMPORTANCE_MAX = 10
-
-
-class AuthorKind(models.TextChoices):
-    """Who wrote a memory's current text: an agent (any API token), a person (logged in), or the
-    platform itself (manage.py, the lifecycle workers)."""
-
-    AGENT = "agent", "Agent"
-    PERSON = "person", "Person"
-    SYSTEM = "system", "System"
-
-
-class ReviewState(models.TextChoices):
-    """How far a curator stands behind a memory: read off its status (memories.trust)."""
-
-    UNREVIEWED = "unreviewed", "Unreviewed"
-    VERIFIED = "verified", "Verified"
-    LOCKED = "locked", "Locked"
-
-
-# The types that read as rules to the agents that find them: an agent's one waits for a curator.
-RULE_TYPES = frozenset(
-    {MemoryType.BUSINESS_RULE, MemoryType.SYSTEM_CONSTRAINT, MemoryType.CONVENTION, MemoryType.DECISION_LOG}
-)
 
 
 class Memory(models.Model):
@@ -188,6 +137,14 @@ class Memory(models.Model):
                 fields=["organization", "embedding_status"],
                 name="memory_embedding_waiting_idx",
                 condition=Q(embedding_status__in=[EmbeddingStatus.PENDING, EmbeddingStatus.FAILED]),
+            ),
+            # What waits for review (AWAITING_REVIEW), in the queue's order: the queue and the count
+            # of it on every curator's admin page read these rows, not every active memory.
+            models.Index(
+                fields=["organization", "-importance", "-created_at"],
+                include=["scope_type", "owner"],
+                name="memory_awaiting_review_idx",
+                condition=AWAITING_REVIEW & Q(deleted_at__isnull=True, superseded_by__isnull=True),
             ),
             # No search index over every organization's rows: each large organization has its own
             # HNSW and full-text indexes (memories.search.tenant_indexes), built by the worker.

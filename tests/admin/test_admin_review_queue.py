@@ -6,7 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.db import connection, transaction
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from lifecycle.models import ConsolidationProposal, LifecycleRun, ProposalState
@@ -72,6 +74,28 @@ def test_the_waiting_count_is_on_every_admin_page(
         assert 'Review queue <span class="count-badge">2</span>' in body, page
     sidebar = curator_client.get(reverse("admin:memories_memory_changelist")).content.decode()
     assert 'id="review-waiting-count">2<' in sidebar
+
+
+def test_the_queue_and_its_count_read_only_what_waits(
+    acme: Tenant, make_memory: MemoryFactory, curator_client: Client
+) -> None:
+    make_memory()
+    Memory.objects.filter(pk=make_memory(status="active").pk).update(review_flags=[{"kind": "secret"}])
+    make_memory(status="active")  # reviewed as far as the queue goes: not read
+
+    with CaptureQueriesContext(connection) as captured:
+        assert curator_client.get(reverse(QUEUE)).context["review_waiting"] == 2
+    reads = [q["sql"] for q in captured.captured_queries if '"review_flags"' in q["sql"] and "SELECT" in q["sql"]]
+    # Planned as on a large table (a test's few rows would be read whole anyway): from the index of
+    # what waits (memories 0018), not from every active memory of the organization.
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('enable_seqscan', 'off', true)")
+        plans = []
+        for sql in reads:
+            cursor.execute(f"EXPLAIN {sql}")
+            plans.append("\n".join(row[0] for row in cursor.fetchall()))
+    assert len(reads) >= 2  # the count on the page, and the queue's page of drafts
+    assert [plan for plan in plans if "memory_awaiting_review_idx" not in plan] == []
 
 
 def test_a_draft_shows_its_author_and_its_likely_duplicates(

@@ -71,6 +71,9 @@ def test_the_memory_table_has_only_the_indexes_reads_need(db: Any) -> None:
         "((ARRAY['pending'::character varying, 'failed'::character varying])::text[]))",
         "btree (organization_id, idempotency_key) WHERE (idempotency_key IS NOT NULL)",
         "btree (organization_id, importance DESC, created_at DESC)",
+        "btree (organization_id, importance DESC, created_at DESC) INCLUDE (scope_type, owner_id) "
+        "WHERE ((((status)::text = 'draft'::text) OR (((status)::text = 'active'::text) "
+        "AND (NOT (review_flags = '[]'::jsonb)))) AND (deleted_at IS NULL) AND (superseded_by_id IS NULL))",
         "btree (organization_id, repository_id)",
         "btree (organization_id, status)",
         "btree (owner_id)",
