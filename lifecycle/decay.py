@@ -39,10 +39,13 @@ EXEMPT_STATUSES = (Status.LOCKED, Status.VERIFIED)
 EXEMPT_TYPES = (MemoryType.BUSINESS_RULE, MemoryType.CONVENTION, MemoryType.DECISION_LOG)
 
 # The formula above, at %(now)s, for memory ``m`` and its access row ``x`` (which may be missing).
+# In double precision: with PostgreSQL's numeric (what its literals and extract() give) the power
+# and the logarithm cost more than reading the rows (47 of 86 ms over 10,894 memories).
 _FRESHNESS_NOW = """
-    CASE WHEN m.status = ANY(%(exempt_statuses)s) OR m.memory_type = ANY(%(exempt_types)s) THEN 1.0
-    ELSE power(2.0, -greatest(0.0, extract(epoch FROM %(now)s - greatest(x.last_accessed_at, m.updated_at)) / 86400.0)
-        / (%(half_life)s * (1.0 + ln(1.0 + coalesce(x.access_count, 0)) / ln(2.0))))
+    CASE WHEN m.status = ANY(%(exempt_statuses)s) OR m.memory_type = ANY(%(exempt_types)s) THEN float8 '1'
+    ELSE power(float8 '2', -greatest(float8 '0',
+            extract(epoch FROM %(now)s - greatest(x.last_accessed_at, m.updated_at))::float8 / float8 '86400')
+        / (%(half_life)s::float8 * (1 + ln(1 + coalesce(x.access_count, 0)::float8) / ln(float8 '2'))))
     END"""
 _ALIVE = """
 FROM memories_memory AS m
