@@ -71,9 +71,7 @@ def waiting_drafts(user: User | Any, organizations: QuerySet[Organization]) -> Q
         consolidationproposal__state=ProposalState.OPEN,
     )
     return (
-        Memory.objects.filter(
-            AWAITING_REVIEW, organization__in=organizations, deleted_at__isnull=True, superseded_by__isnull=True
-        )
+        Memory.objects.filter(AWAITING_REVIEW, organization__in=organizations)
         .exclude(Exists(in_open_proposal))
         .exclude(personal_to_others_q(user))
         .order_by("-importance", "-created_at", "pk")

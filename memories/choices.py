@@ -70,6 +70,9 @@ RULE_TYPES = frozenset(
 )
 
 
-# What waits for a curator: every draft, and the active memories the write policy flagged for review
-# (curation.review's queue, and the count of it on every admin page).
-AWAITING_REVIEW = Q(status=Status.DRAFT) | (Q(status=Status.ACTIVE) & ~Q(review_flags=[]))
+# What waits for a curator: every draft, and the active memories the write policy flagged for review,
+# neither deleted nor superseded (curation.review's queue, the count of it on every admin page, and
+# the partial index both read).
+AWAITING_REVIEW = (Q(status=Status.DRAFT) | (Q(status=Status.ACTIVE) & ~Q(review_flags=[]))) & Q(
+    deleted_at__isnull=True, superseded_by__isnull=True
+)

@@ -144,7 +144,7 @@ class Memory(models.Model):
                 fields=["organization", "-importance", "-created_at"],
                 include=["scope_type", "owner"],
                 name="memory_awaiting_review_idx",
-                condition=AWAITING_REVIEW & Q(deleted_at__isnull=True, superseded_by__isnull=True),
+                condition=AWAITING_REVIEW,
             ),
             # No search index over every organization's rows: each large organization has its own
             # HNSW and full-text indexes (memories.search.tenant_indexes), built by the worker.
