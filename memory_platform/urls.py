@@ -5,13 +5,25 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import include, path
 from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from identity.views import SignInView
-from mcp_api.views import mcp_endpoint
 from memory_platform.views import healthz, metrics_view
 from organizations.password_links import SetPasswordDoneView, SetPasswordView
 from rest_api.errors import json_bad_request, json_not_found, json_server_error
+
+
+@csrf_exempt
+def mcp_endpoint(request: HttpRequest) -> HttpResponse:
+    """/mcp, whose view and the MCP SDK under it (a second of imports) are loaded on its first
+    request, not with the URLconf: the commands that load it to check it (`migrate`, `shell`, every
+    management command) never need them, and a web process loads them as it starts
+    (memory_platform.wsgi), before its first request."""
+    from mcp_api.views import mcp_endpoint as endpoint
+
+    return endpoint(request)
+
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

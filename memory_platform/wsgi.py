@@ -118,10 +118,12 @@ def _with_keep_alive_hint(start_response: Callable[..., Any]) -> Callable[..., A
 
 
 def _load_views() -> None:
-    """Import every view now, not on the first request, so that their modules are frozen too."""
+    """Import every view now, not on the first request, so that their modules are frozen too: the
+    URLconf's and the MCP endpoint's, which the URLconf loads on its first request."""
     from django.urls import get_resolver
 
     get_resolver().url_patterns  # noqa: B018 - imports the URLconf and the views it names
+    import mcp_api.views  # noqa: F401
 
 
 def _largest_body() -> int:
