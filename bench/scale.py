@@ -25,7 +25,8 @@ every organization was dropped for the load and built once afterwards.)
 Measured: database, table and index sizes; RAM (shared_buffers, the PSS of PostgreSQL's processes and
 the RSS of the web processes after the searches); ``--queries`` sequential ``memory-search`` calls
 (hybrid, limit 10) per measured tenant through MCP Streamable HTTP against ``manage.py serve`` with
-the official MCP client; recall@10 of the production vector retriever against an exact scan for the
+the official MCP client, with the server's mean time in each search stage (from its /metrics);
+recall@10 of the production vector retriever against an exact scan for the
 largest and the smallest tenant (and the others measured).
 
     python bench/scale.py --json bench/results/$(date +%F)/scale.json   # 1M memories: about an hour on 2 cores
@@ -373,7 +374,24 @@ def ram(server_pid: int) -> dict[str, Any]:
     return {"postgres_pss_mb": round(postgres / 1024), "server_rss_mb": [round(kb / 1024) for kb in web if kb]}
 
 
+def _stage_seconds(base: str, token: str) -> dict[str, float]:
+    """The server's time in each search stage so far, summed over its processes (its /metrics)."""
+    import httpx
+    from prometheus_client.parser import text_string_to_metric_families
+
+    scraped = httpx.get(f"{base}/metrics", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    scraped.raise_for_status()
+    return {
+        sample.labels["stage"]: sample.value
+        for family in text_string_to_metric_families(scraped.text)
+        if family.name == "memory_platform_search_stage_seconds"
+        for sample in family.samples
+        if sample.name.endswith("_sum")
+    }
+
+
 def mcp_latency(tenants: list[Tenant], args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+    import secrets
     import subprocess
 
     from bench.interface_search import _time_mcp
@@ -389,7 +407,9 @@ def mcp_latency(tenants: list[Tenant], args: argparse.Namespace) -> tuple[dict[s
     port = free_port()
     log = Path(args.log_dir) / "scale-server.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "DATABASE_URL": database_url(), "API_THROTTLE_RATE": "", "RUN_WORKER": "0"}
+    metrics_token = secrets.token_urlsafe(16)
+    env = {**os.environ, "DATABASE_URL": database_url(), "API_THROTTLE_RATE": "", "RUN_WORKER": "0",
+           "METRICS_TOKEN": metrics_token}  # fmt: skip
     command = [sys.executable, "manage.py", "serve", "--no-demo", "--port", str(port)]
     with log.open("wb") as out:
         server = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -400,12 +420,19 @@ def mcp_latency(tenants: list[Tenant], args: argparse.Namespace) -> tuple[dict[s
             asyncio.run(_time_mcp(f"{base}/mcp", tokens[tenant.slug], tenant_queries(tenant, 5, args.seed + 1)))
         latency = {}
         for tenant in tenants:
+            before = _stage_seconds(base, metrics_token)
             times = asyncio.run(_time_mcp(f"{base}/mcp", tokens[tenant.slug], tenant_queries(tenant, args.queries)))
+            after = _stage_seconds(base, metrics_token)
             ms = summary_ms(times)
             latency[tenant.slug] = {
                 "rows": tenant.rows,
                 **ms,
                 "p99": round(sorted(times)[int(len(times) * 0.99)] * 1000, 2),
+                # Where a search's time went in the server, on average (ms): the stages of
+                # memories.search.pipeline; the rest of a call is MCP, HTTP and the client.
+                "stage_mean_ms": {
+                    stage: round((after[stage] - before.get(stage, 0.0)) * 1000 / len(times), 2) for stage in after
+                },
             }
         return latency, ram(server.pid)
     finally:
@@ -503,6 +530,10 @@ def report(result: dict[str, Any]) -> None:
     print(f"RAM: {result['ram']}")
     print_table("memory-search through MCP HTTP (ms)", ["tenant", "rows", "p50", "p95", "p99"],
                 [[slug, row["rows"], row["p50"], row["p95"], row["p99"]]
+                 for slug, row in result["mcp_search_ms"].items()])  # fmt: skip
+    stages = ("embed", "keyword", "vector", "rank", "hydrate")
+    print_table("where a search's time went in the server (mean ms)", ["tenant", *stages],
+                [[slug, *(row.get("stage_mean_ms", {}).get(stage, "") for stage in stages)]
                  for slug, row in result["mcp_search_ms"].items()])  # fmt: skip
     print_table("Recall@10 against exact search", ["tenant", "visible rows", "path", "recall", "retriever p50 ms"],
                 [[slug, row["rows"], row["path"], row["recall"], row["retriever_ms"]["p50"]]
