@@ -146,10 +146,18 @@ def _values(taken: tuple[str | None, ...], params: Any) -> list[Any]:
     return [next(positional, None) if name is None else None for name in taken]
 
 
+# An INSERT of values reads no table (a bulk create's RETURNING names its table a second time):
+# only a SELECT in it could. Parsing one of thousands of rows cost more than running it.
+_INSERT_OF_VALUES = re.compile(r'\s*INSERT\s+INTO\s+[\w."]+\s*\([^()]*\)\s*VALUES\s', re.IGNORECASE)
+_SELECT = re.compile(r"\bSELECT\b", re.IGNORECASE)
+
+
 def cross_organization_join(sql: str, params: Any = None) -> CrossJoin | None:
     """The distributed tables this statement reads without tying them to one organization, or
     None when it reads fewer than two or ties them all."""
     if len(_mentions_pattern().findall(sql)) < 2:
+        return None
+    if _INSERT_OF_VALUES.match(sql) and not _SELECT.search(sql):
         return None
     numbered, taken = _numbered(sql) if params is not None else (sql, ())
     readings = _readings(numbered)

@@ -98,6 +98,17 @@ def test_an_insert_takes_the_organization_it_selects() -> None:
     assert cross_organization_join(swapped, []) is not None
 
 
+def test_an_insert_of_values_reads_nothing_unless_a_select_in_it_does() -> None:
+    rows = ", ".join(["(%s, %s)"] * 3000)
+    bulk = f'INSERT INTO "memories_memory" ("id", "organization_id") VALUES {rows} RETURNING "memories_memory"."id"'  # noqa: S608 - a statement to read, not to run
+    assert cross_organization_join(bulk, [1] * 6000) is None
+    reading = (
+        "INSERT INTO knowledge_mention (memory_id, organization_id) VALUES ("
+        "(SELECT m.id FROM memories_memory m JOIN knowledge_memorylink l ON l.target_id = m.id), %s)"
+    )
+    assert cross_organization_join(reading, [1]) is not None
+
+
 def test_reference_tables_are_joined_by_their_id() -> None:
     assert crossing(Memory.objects.filter(organization_id=1).select_related("repository")) is None
     assert crossing(proposal_member_rows("repository").filter(consolidationproposal_id=None)) is None
