@@ -531,7 +531,7 @@ def report(result: dict[str, Any]) -> None:
     print_table("memory-search through MCP HTTP (ms)", ["tenant", "rows", "p50", "p95", "p99"],
                 [[slug, row["rows"], row["p50"], row["p95"], row["p99"]]
                  for slug, row in result["mcp_search_ms"].items()])  # fmt: skip
-    stages = ("embed", "keyword", "vector", "rank", "hydrate")
+    stages = ("embed", "keyword", "vector", "beside", "rank", "hydrate")
     print_table("where a search's time went in the server (mean ms)", ["tenant", *stages],
                 [[slug, *(row.get("stage_mean_ms", {}).get(stage, "") for stage in stages)]
                  for slug, row in result["mcp_search_ms"].items()])  # fmt: skip

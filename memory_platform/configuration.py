@@ -74,6 +74,11 @@ VARIABLES: dict[str, Variable] = {
     "REPLICA_MAX_LAG_SECONDS": Variable(DATABASE, "Searches read the primary while the replica is further behind."),
     "REPLICA_RETRY_SECONDS": Variable(DATABASE, "After the replica failed, searches read the primary this long."),
     "DATABASE_POOL_MAX": Variable(DATABASE, "Most pooled connections per process; `0` turns the pool off."),
+    "DATABASE_READERS_BESIDE": Variable(
+        DATABASE,
+        "Threads per process reading beside a request on connections of their own (a hybrid search's vector"
+        " retriever beside its keyword one); `0`: one after the other.",
+    ),
     "DATABASE_CONN_MAX_AGE": Variable(DATABASE, "With the pool off: seconds a connection is reused."),
     "DATABASE_CONNECT_TIMEOUT": Variable(
         DATABASE, "Seconds a request waits for a connection before REST and `/mcp` answer 503 with `Retry-After`."

@@ -67,7 +67,8 @@ THROTTLED = Counter(
 )
 SEARCH_STAGE_SECONDS = Histogram(
     "memory_platform_search_stage_seconds",
-    "Time spent in each stage of a memory search (embed, keyword, vector, rank, hydrate).",
+    "Time spent in each stage of a memory search (embed, keyword, vector, rank, hydrate; beside: waiting"
+    " for the vector retriever that ran beside the keyword one).",
     ["stage"],
     buckets=LATENCY_BUCKETS,
 )

@@ -154,6 +154,12 @@ else:
 # checked before use, and a thread that goes idle holds none (under ASGI, where every request ran in
 # a thread of its own, per-thread connections meant a new PostgreSQL backend per request).
 DATABASE_POOL_MAX = env_int("DATABASE_POOL_MAX", 10)  # 0 turns the pool off (one connection per thread)
+# Threads per process that read beside a request, each on a connection of its own taken from the
+# pool (memory_platform.db.beside): a hybrid search's vector retriever runs beside its keyword
+# retriever (at 136,533 memories, in process, its median 27.9 -> 19.5 ms with the same results for
+# 200 questions of 200; see docs/explanation/performance.md). 0: one after the other, on the
+# request's connection. The pool should hold WEB_THREADS + this many connections, and more.
+DATABASE_READERS_BESIDE = env_int("DATABASE_READERS_BESIDE", 2)
 # How long a request waits for a database connection before it answers 503 (database down,
 # restarting, or every pooled connection busy): short, so clients learn at once and retry.
 DATABASE_CONNECT_TIMEOUT = env_int("DATABASE_CONNECT_TIMEOUT", 3)

@@ -96,6 +96,6 @@ _query_embedder = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-em
 def query_vector_soon(text: str) -> Future[list[float]]:
     """``query_vector`` in a worker thread, waiting at most EMBEDDING_QUERY_WAIT_SECONDS: a search
     embeds its query (the model runs outside the GIL) while its keyword retriever waits on the
-    database, then runs its vector retriever on its own connection. A second connection per search
-    would let busy requests hold every pooled connection while their own retrievers wait for one."""
+    database; its vector retriever then runs beside that one, on a reader of the process with a
+    connection of its own (memory_platform.db.beside), or after it on the request's connection."""
     return _query_embedder.submit(query_vector, text, settings.EMBEDDING_QUERY_WAIT_SECONDS)

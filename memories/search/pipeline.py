@@ -15,12 +15,15 @@ applies.
 
 from __future__ import annotations
 
+import logging
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from django.conf import settings
+from django.db import DatabaseError
 from django.db.models import Q, QuerySet
 
 from memories.access import record_access
@@ -56,10 +59,13 @@ from memories.selectors import (
     memory_visible_arms,
     memory_visible_queryset,
 )
-from memory_platform.db.replicas import lag_tolerant
+from memory_platform.db.beside import read_beside
+from memory_platform.db.replicas import lag_tolerant, reading
 from memory_platform.exceptions import SearchUnavailable
 from memory_platform.metrics import SEARCH_STAGE_SECONDS, timed
 from organizations.principal import Principal
+
+logger = logging.getLogger(__name__)
 
 
 def memory_search(principal: Principal, params: SearchParams, *, counts_as_read: bool = True) -> SearchPage:
@@ -234,13 +240,31 @@ def _keyword_hits(scope: _Scope, terms: QueryTerms, *, fused: bool) -> tuple[lis
     return keyword_candidates(scope.sql, terms, pool, at_least=at_least)
 
 
+def _vector_hits(scope: _Scope, embedding: Future[list[float]], *, fused: bool) -> tuple[str, list[Candidate]]:
+    """The query's vector (pgvector's text of it) and the vector retriever's candidates."""
+    with timed(SEARCH_STAGE_SECONDS, stage="embed"):  # what is left of the query's embedding, if any
+        vector = vector_text(embedding.result())
+    with timed(SEARCH_STAGE_SECONDS, stage="vector"):
+        return vector, vector_candidates(
+            scope.sql, vector, scope.pool(fused=fused), organization_id=scope.organization_id
+        )
+
+
 def _candidates(scope: _Scope) -> _Found:
-    """Both retrievers' candidates; hybrid falls back to keywords alone when the query cannot be embedded."""
+    """Both retrievers' candidates; hybrid falls back to keywords alone when the query cannot be embedded.
+
+    In hybrid mode the vector retriever runs beside the keyword one, on a connection of its own
+    (memory_platform.db.beside), when it may; else after it, on the request's connection.
+    """
     mode = scope.params.mode
     text = expanded(scope.params.query, words=scope.words)  # what both retrievers search for
     embedding = _start_embedding(scope, text)
     found = _Found(vector_hits=[], keyword_hits=[], keyword_floor=None, fused=False, degraded=None, mode=mode)
     found.traits = query_traits(scope.params.query)
+    hybrid = mode == SearchMode.HYBRID
+    beside = None
+    if embedding is not None and hybrid:
+        beside = read_beside(reading(), partial(_vector_hits, scope, embedding, fused=True))
     # Vector search alone reads no words; the others start with the query's words.
     terms = (
         None
@@ -255,12 +279,11 @@ def _candidates(scope: _Scope) -> _Found:
     if terms is not None:
         found.terms = terms
         with timed(SEARCH_STAGE_SECONDS, stage="keyword"):
-            found.keyword_hits, found.keyword_floor = _keyword_hits(scope, terms, fused=mode == SearchMode.HYBRID)
+            found.keyword_hits, found.keyword_floor = _keyword_hits(scope, terms, fused=hybrid)
     if embedding is None:
         return found
     try:
-        with timed(SEARCH_STAGE_SECONDS, stage="embed"):  # what is left of the query's embedding, if any
-            vector = embedding.result()
+        found.vector, found.vector_hits = _beside_or_here(scope, embedding, beside, fused=hybrid)
     except EmbeddingError as error:
         if terms is None:
             raise SearchUnavailable(
@@ -270,12 +293,22 @@ def _candidates(scope: _Scope) -> _Found:
         found.keyword_hits, found.keyword_floor = _keyword_hits(scope, terms, fused=False)  # keywords alone after all
         found.mode = SearchMode.KEYWORD
         return found
-    found.fused = mode == SearchMode.HYBRID
-    found.vector = vector_text(vector)
-    pool = scope.pool(fused=found.fused)
-    with timed(SEARCH_STAGE_SECONDS, stage="vector"):
-        found.vector_hits = vector_candidates(scope.sql, found.vector, pool, organization_id=scope.organization_id)
+    found.fused = hybrid
     return found
+
+
+def _beside_or_here(
+    scope: _Scope, embedding: Future[list[float]], beside: Future[tuple[str, list[Candidate]]] | None, *, fused: bool
+) -> tuple[str, list[Candidate]]:
+    """The vector retriever's answer: from beside, or read here when it could not run there or failed
+    on its connection (the embedding's own failure is the caller's to handle)."""
+    if beside is not None:
+        try:
+            with timed(SEARCH_STAGE_SECONDS, stage="beside"):  # what is left of it once the keywords are in
+                return beside.result()
+        except DatabaseError:
+            logger.warning("the vector retriever failed on its own connection; reading on the request's", exc_info=True)
+    return _vector_hits(scope, embedding, fused=fused)
 
 
 # --- page and hydrate ----------------------------------------------------------------------------

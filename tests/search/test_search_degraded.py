@@ -92,3 +92,13 @@ def test_search_is_whole_again_once_the_provider_is_back(acme: Tenant, memories:
     assert page.degraded is None
     assert get_provider() is not failing
     assert hit_ids(page)[0] == memories[0].pk
+
+
+@pytest.mark.django_db(transaction=True)  # outside a transaction, the vector retriever runs beside
+def test_the_fallback_holds_when_the_vectors_were_read_beside(
+    acme: Tenant, memories: list[Memory], provider_down: None
+) -> None:
+    page = search(acme.agent, query="staging cluster")
+
+    assert hit_ids(page) == [memories[0].pk, memories[1].pk]
+    assert page.degraded is not None and "keyword results only" in page.degraded
