@@ -6,10 +6,9 @@ search does (memories.search.pipeline). Each thread treats a read as a request d
 connection: taken from the process's pool (DATABASE_POOL_MAX counts the threads beside the web
 threads) and handed back at its end, or kept until CONN_MAX_AGE without a pool. Should the pool be
 without a connection to lend, the request reads itself (a reader that still finds none waits
-DATABASE_CONNECT_TIMEOUT at most and fails). A read that fails gives its connection
-up (the next opens another) and its error to the request, which reads on its own connection
-instead. A caller inside a transaction reads on its own: another connection would not see what the
-transaction wrote.
+DATABASE_CONNECT_TIMEOUT at most and fails). A read that fails gives its connection up (the next
+opens another) and its error to the request, which reads on its own connection instead. A caller
+inside a transaction reads on its own: another connection would not see what the transaction wrote.
 """
 
 from __future__ import annotations
@@ -43,8 +42,9 @@ def _executor() -> ThreadPoolExecutor | None:
 
 def read_beside(using: str, read: Callable[[], T]) -> Future[T] | None:
     """``read`` on a thread of its own, on that thread's connection to ``using``; None when it cannot
-    run beside the caller (turned off, or the caller is in a transaction), for the caller to read
-    itself. The caller's context (which database a search reads, the request's id) goes with it."""
+    run beside the caller (turned off, the caller in a transaction, or no pooled connection to lend),
+    for the caller to read itself. The caller's context (which database a search reads, the
+    request's id) goes with it."""
     if connections[using].in_atomic_block or not _pool_has_room(using):
         return None
     executor = _executor()
