@@ -593,9 +593,10 @@ def build_corpus(total: int, seed: int = 7) -> list[Tenant]:
     return tenants
 
 
-def tenant_queries(tenant: Tenant, count: int, seed: int = 7) -> list[str]:
+def tenant_queries(tenant: Tenant, count: int, seed: int = 7, sources: list[str | None] | None = None) -> list[str]:
     """Questions an agent of this tenant would ask: half paraphrase one of its memories, a quarter are
-    keyword-ish (a topic and a name or two), a quarter general questions about its services and people."""
+    keyword-ish (a topic and a name or two), a quarter general questions about its services and people.
+    ``sources``, when given, gets each question's paraphrased memory text (None for the others)."""
     rng = random.Random(f"{seed}:queries:{tenant.slug}")
     vocab = _Vocab(random.Random(f"{seed}:{tenant.slug}"), tenant.rows)  # the tenant's own names
     queries = []
@@ -607,13 +608,18 @@ def tenant_queries(tenant: Tenant, count: int, seed: int = 7) -> list[str]:
             slots = _Slots(rng, vocab)
             slots.update(memory.slots)
             query = rng.choice(template.questions).format_map(slots)
+            source: str | None = memory.text
         elif kind < 0.75:
             names = [v for k, v in memory.slots.items() if k.rstrip("0123456789") in _KEYWORD_SLOTS]
             picked = rng.sample(names, min(len(names), rng.randint(1, 2)))
             query = " ".join([*picked, template.topic])
+            source = None
         else:
             query = rng.choice(GENERAL_QUESTIONS).format_map(_Slots(rng, vocab))
+            source = None
         queries.append(_capitalized(query))
+        if sources is not None:
+            sources.append(source)
     return queries
 
 

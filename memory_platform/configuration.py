@@ -215,6 +215,11 @@ VARIABLES: dict[str, Variable] = {
     "SEARCH_KEYWORD_SCAN_LIMIT": Variable(
         SEARCH, "Organizations up to this many memories are matched row by row and counted at every search."
     ),
+    "SEARCH_KEYWORD_MATCH_BUDGET": Variable(
+        SEARCH,
+        "When a question's rarest words match more memories than this, keyword search reads those holding"
+        " its two rarest words first (0: never).",
+    ),
     "SEARCH_HNSW_EF_SEARCH": Variable(SEARCH, "HNSW search breadth (recall against speed)."),
     # --- workers and lifecycle
     "HEARTBEAT_INTERVAL_SECONDS": Variable(WORKERS, "How often beat and the worker report they are alive."),

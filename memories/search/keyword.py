@@ -157,6 +157,15 @@ class _KeywordSelection:
     # once, at average length: the sum of their IDFs). It stands in for the weakest of the best
     # candidates when scaling scores, which would otherwise be one of those memories.
     left_out_score: float | None = None
+    # When given, the memories holding both words of one of these pairs are the candidates, not
+    # those holding any of ``lexemes`` (which are then the pairs' words).
+    pairs: tuple[tuple[str, str], ...] = ()
+
+    def tsquery(self) -> str:
+        """The candidates' condition, as a tsquery of the 'simple' configuration."""
+        if self.pairs:
+            return " | ".join(f"({quote_lexeme(a)} & {quote_lexeme(b)})" for a, b in self.pairs)
+        return " | ".join(quote_lexeme(lx) for lx in self.lexemes)
 
 
 def selecting_lexemes(
@@ -179,6 +188,33 @@ def selecting_lexemes(
     return _KeywordSelection(selecting, left_out_score=sum(weights[lx] for lx in left_out))
 
 
+# When even the rarest terms match more memories than SEARCH_KEYWORD_MATCH_BUDGET (every word of
+# the question is common in a large organization), the memories holding two of its
+# KEYWORD_PAIRED_TERMS rarest words are read first: the GIN index intersects the words' lists, so
+# the database reads those memories' rows rather than every memory holding the rarest word, and
+# they are the ones BM25 ranks first (a memory holding one common word scores that word's low IDF).
+# Only when fewer than the candidates wanted hold both does the search read the rest. Measured with
+# bench/keyword_scale.py on the largest organization of bench/scale.py's 200,000 memories (136,533
+# rows), 300 questions, against BM25 over every match (bench/results/2026-12-04): the rarest word's
+# matches 7.8 ms p50, 21 ms p95, 0.29 of the exact top 10 among the candidates; the two rarest words
+# together 3.8 ms, 12 ms, 0.47; any two of the three rarest 6.2 ms, 17 ms, 0.55.
+KEYWORD_PAIRED_TERMS = 2
+
+
+def paired_selection(lexemes: list[str], frequencies: dict[str, int], idf: list[float]) -> _KeywordSelection | None:
+    """The memories holding at least two of the KEYWORD_PAIRED_TERMS rarest matching words; None
+    when fewer than two words match. Left out: a memory holding one of them once (the largest of
+    their IDFs), or only the commoner words (the sum of theirs)."""
+    weights = dict(zip(lexemes, idf, strict=True))
+    matched = [lx for _, lx in sorted((frequencies[lx], lx) for lx in set(lexemes) if frequencies.get(lx, 0) > 0)]
+    if len(matched) < 2:
+        return None
+    paired, rest = matched[:KEYWORD_PAIRED_TERMS], matched[KEYWORD_PAIRED_TERMS:]
+    pairs = tuple((a, b) for i, a in enumerate(paired) for b in paired[i + 1 :])
+    left_out = max(*(weights[lx] for lx in paired), sum(weights[lx] for lx in rest))
+    return _KeywordSelection(paired, left_out_score=left_out, pairs=pairs)
+
+
 def keyword_candidates(
     scope: QuerySet[Memory] | ScopeSQL, terms: QueryTerms, k: int, *, at_least: int = 0
 ) -> tuple[list[Candidate], float | None]:
@@ -194,20 +230,21 @@ def keyword_candidates(
     matches = text_match("s.search_vector", scan=total <= settings.SEARCH_KEYWORD_SCAN_LIMIT)
     bm25, bm25_params = terms.bm25_sql("p")
     ranked = f"SELECT p.id, p.importance, p.created_at, p.source, {bm25} AS bm25, p.status"
+    weight = dict(zip(lexemes, idf, strict=True))
 
-    def best(selecting: list[str]) -> list[tuple[Any, int, int, float, bool, str]]:
-        any_term = " | ".join(quote_lexeme(lx) for lx in selecting)
+    def best(selection: _KeywordSelection) -> list[tuple[Any, int, int, float, bool, str]]:
         pre_rank = max(KEYWORD_PRE_RANK, 3 * k)
-        params = [*bm25_params, *scope.params, any_term]
+        params = [*bm25_params, *scope.params, selection.tsquery()]
         columns = f"s.id, s.importance, s.created_at, s.source, s.search_vector, {standing('s')} AS status"
         rows = f"SELECT {columns} FROM ({scope.sql}) s WHERE {matches}"  # noqa: S608 - our SQL and the scope's, values as parameters
-        if sum(frequencies.get(lx, 0) for lx in selecting) > pre_rank:
+        # How many match, as far as the words' counts tell (pairs: not known before reading them).
+        matching = None if selection.pairs else sum(frequencies.get(lx, 0) for lx in selection.lexemes)
+        if matching is None or matching > pre_rank:
             # Many matches: BM25 (a subquery a row) scores only the best by each term's ts_rank
             # (C, length-normalised) weighted by the term's IDF.
-            weight = dict(zip(lexemes, idf, strict=True))
-            estimate = " + ".join(["0.0"] + [_TERM_RANK] * len(selecting))
+            estimate = " + ".join(["0.0"] + [_TERM_RANK] * len(selection.lexemes))
             rows += f" ORDER BY {estimate} DESC LIMIT %s"
-            params += [value for lx in selecting for value in (weight[lx], quote_lexeme(lx))] + [pre_rank]
+            params += [value for lx in selection.lexemes for value in (weight[lx], quote_lexeme(lx))] + [pre_rank]
         # The memories' own rows come along, not their ids to look up again; what the candidates
         # carry besides (created_at in microseconds, the session) is read of the best k alone.
         order = "ORDER BY k.bm25 DESC, k.importance DESC, k.created_at DESC, k.id"
@@ -221,10 +258,17 @@ def keyword_candidates(
             return list(cursor.fetchall())
 
     selection = selecting_lexemes(lexemes, frequencies, total, idf)
-    rows = best(selection.lexemes)
+    rows = []
+    budget = settings.SEARCH_KEYWORD_MATCH_BUDGET
+    if budget and sum(frequencies.get(lx, 0) for lx in selection.lexemes) > budget:
+        paired = paired_selection(lexemes, frequencies, idf)
+        if paired is not None and len(found := best(paired)) >= max(k, at_least):
+            selection, rows = paired, found
+    if not rows:
+        rows = best(selection)
     if selection.left_out_score is not None and len(rows) < at_least:
         selection = _KeywordSelection(lexemes)
-        rows = best(lexemes)
+        rows = best(selection)
     candidates = [
         Candidate(
             pk=pk,
