@@ -21,9 +21,9 @@ from code_index.keywords import keyword_text
 from code_index.models import CodeChunk, CodeIndex
 from memories.embeddings import get_provider
 from memories.fields import vector_text
-from memories.search.caches import documents_holding, quote_lexeme, words_held_by_many
 from memories.search.keyword import query_lexemes, selecting_lexemes
 from memories.search.params import Candidate
+from memories.search.term_counts import documents_holding, quote_lexeme, words_held_by_many
 from memory_platform.db.replicas import read_connection, reading
 
 # Okapi BM25 over the stored tsvector (as memories.search.keyword, with the textbook parameters:

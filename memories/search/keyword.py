@@ -17,16 +17,9 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from memories.models import FULL_TEXT_CONFIG, Memory
-from memories.search.caches import (
-    ScopeSQL,
-    created_micros,
-    in_session,
-    quote_lexeme,
-    standing,
-    term_statistics,
-    text_match,
-)
+from memories.search.caches import ScopeSQL, created_micros, in_session, standing, term_statistics
 from memories.search.params import Candidate
+from memories.search.term_counts import quote_lexeme, text_match
 from memory_platform.db.prepared import bound_cursor, prepared_cursor
 from memory_platform.db.replicas import reading
 
@@ -75,14 +68,20 @@ class QueryTerms:
     ) -> QueryTerms:
         """The query's terms weighed by the organization's statistics now, or by ``counted`` (what an
         earlier page of the same search was weighed by, so that a write between pages moves no score)."""
-        lexemes, name_lexemes = query_lexemes(query, names)
-        wanted = sorted(set(lexemes) | set(name_lexemes))
-        if counted is None:
-            count, avg_length = term_statistics.corpus(organization_id)
-            frequencies = term_statistics.document_frequencies(organization_id, wanted, count) if wanted else {}
+        if counted is None and term_statistics.known_small(organization_id):
+            # A small organization's memories are counted at every search: with the query's words, in one statement.
+            small = term_statistics.small_terms(organization_id, query, " ".join(names))
+            lexemes, name_lexemes, frequencies = small.lexemes, small.name_lexemes, small.frequencies
+            count, avg_length = small.total, small.avg_length
         else:
-            count, avg_length = counted.total, counted.avg_length
-            frequencies = {lexeme: counted.frequencies.get(lexeme, 0) for lexeme in wanted}
+            lexemes, name_lexemes = query_lexemes(query, names)
+            wanted = sorted(set(lexemes) | set(name_lexemes))
+            if counted is None:
+                count, avg_length = term_statistics.corpus(organization_id)
+                frequencies = term_statistics.document_frequencies(organization_id, wanted, count) if wanted else {}
+            else:
+                count, avg_length = counted.total, counted.avg_length
+                frequencies = {lexeme: counted.frequencies.get(lexeme, 0) for lexeme in wanted}
         total = max(count, 1)
         weights = [idf(total, frequencies.get(lx, 0)) for lx in lexemes]
         return cls(lexemes, name_lexemes, weights, frequencies, total, max(avg_length, 1.0))

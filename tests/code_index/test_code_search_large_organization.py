@@ -13,8 +13,8 @@ from django.db import connection
 from code_index import retrievers
 from code_index.models import CodeChunk
 from code_index.retrievers import CodeTerms, keyword_candidates
-from memories.search.caches import quote_lexeme
 from memories.search.keyword import selecting_lexemes
+from memories.search.term_counts import quote_lexeme
 from tests.conftest import Tenant
 
 pytestmark = [pytest.mark.django_db, pytest.mark.real_embedder]
