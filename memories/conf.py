@@ -61,8 +61,9 @@ SEARCH_HNSW_EF_SEARCH = env_int("SEARCH_HNSW_EF_SEARCH", 100)
 # Keyword search (and its word counts) in an organization of up to this many memories reads its rows
 # and matches them one by one instead of through the GIN index, which holds every organization's.
 SEARCH_KEYWORD_SCAN_LIMIT = env_int("SEARCH_KEYWORD_SCAN_LIMIT", 2000)
-# When a keyword search's rarest words still match more than this many memories, the memories
-# holding two of its rarest words are read first (memories/search/keyword.py); 0: never.
+# In an organization of more memories than this, when a keyword search's rarest words still match
+# more of them, the memories holding its two rarest words are read first (memories/search/keyword.py);
+# 0: never.
 SEARCH_KEYWORD_MATCH_BUDGET = env_int("SEARCH_KEYWORD_MATCH_BUDGET", 2000)
 # How many of hybrid search's best first-pass candidates the ranking model scores (whatever the page
 # size); the rest follow only with min_score 0, unscored.

@@ -217,8 +217,8 @@ VARIABLES: dict[str, Variable] = {
     ),
     "SEARCH_KEYWORD_MATCH_BUDGET": Variable(
         SEARCH,
-        "When a question's rarest words match more memories than this, keyword search reads those holding"
-        " its two rarest words first (0: never).",
+        "In an organization of more memories than this, when a question's rarest words match more of them,"
+        " keyword search reads those holding its two rarest words first (0: never).",
     ),
     "SEARCH_HNSW_EF_SEARCH": Variable(SEARCH, "HNSW search breadth (recall against speed)."),
     # --- workers and lifecycle

@@ -259,7 +259,8 @@ def keyword_candidates(
     selection = selecting_lexemes(lexemes, frequencies, total, idf)
     rows = []
     budget = settings.SEARCH_KEYWORD_MATCH_BUDGET
-    if budget and sum(frequencies.get(lx, 0) for lx in selection.lexemes) > budget:
+    # Only in an organization larger than the budget: a smaller one (every quality set's) ranks as before.
+    if budget and total > budget and sum(frequencies.get(lx, 0) for lx in selection.lexemes) > budget:
         paired = paired_selection(lexemes, frequencies, idf)
         if paired is not None and len(found := best(paired)) >= max(k, at_least):
             selection, rows = paired, found

@@ -126,3 +126,13 @@ def test_keyword_mode_still_pages_through_every_match(
     found = [str(pk) for page in pages for pk in hit_ids(page)]
     assert set(found[:3]) == set(common_words["both"])
     assert sorted(found) == sorted(common_words["one"] + common_words["both"])
+
+
+def test_an_organization_no_larger_than_the_budget_reads_as_before(
+    acme: Tenant, common_words: dict[str, list[str]], settings: Any, conditions: list[str]
+) -> None:
+    # Every word selects: 30 matches over a budget of 28, but the organization holds only 27 memories.
+    found = _keywords(acme, 3, settings, budget=28)
+
+    assert conditions and not any(" & " in condition for condition in conditions)
+    assert found == _keywords(acme, 3, settings, budget=0)
