@@ -46,6 +46,7 @@ import random
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -231,19 +232,19 @@ def make_vectors(tenants: list[Tenant], args: argparse.Namespace) -> Vectors:
 # --- load ----------------------------------------------------------------------------------------
 
 
-def _lookup_provider(vectors: Vectors) -> Any:
+def _lookup_provider(lookup: Callable[[list[str]], list[list[float]]]) -> Any:
     from memories.embeddings import EmbeddingProvider, get_provider
 
     model = get_provider()
 
     class Precomputed(EmbeddingProvider):
-        """The vectors computed above (the model's, or their documented synthetic neighbours)."""
+        """Vectors computed beforehand (the model's, or their documented synthetic neighbours)."""
 
         name = model.name
         dimensions = model.dimensions
 
         def embed(self, texts: Any) -> list[list[float]]:
-            return vectors.matrix[[vectors.by_text[text] for text in texts]].tolist()
+            return lookup(list(texts))
 
     return Precomputed()
 
@@ -261,7 +262,7 @@ def load(tenants: list[Tenant], vectors: Vectors, seed: int, *, own_indexes: boo
     principals = create_organizations(tenants)
     batches = [(t.slug, list(batch)) for t in tenants for batch in chunks(t.memories, 500)]
     random.Random(f"{seed}:order").shuffle(batches)
-    reset_provider(_lookup_provider(vectors))
+    reset_provider(_lookup_provider(lambda texts: vectors.matrix[[vectors.by_text[t] for t in texts]].tolist()))
     with connection.cursor() as cursor:
         cursor.execute("SET max_parallel_maintenance_workers = %s", [max((os.cpu_count() or 2) - 1, 0)])
     # The worker's sweep (memories.search.tenant_indexes), every SWEEP_SECONDS of the load as beat
@@ -303,6 +304,65 @@ def load(tenants: list[Tenant], vectors: Vectors, seed: int, *, own_indexes: boo
         "own_index_build_seconds": round(indexing),
         "vacuum_analyze_seconds": round(time.perf_counter() - started),
     }
+
+
+def append(tenants: list[Tenant], count: int, seed: int) -> dict[str, Any]:
+    """``count`` more memories into the loaded database through memory_batch_create, in batches of
+    500, each to a tenant drawn by its size (as new memories arrive), timed: what writing costs at
+    this size, every organization's own indexes in place. Each new memory is a fresh one of its
+    tenant's kind, its vector near the tenant's own (a memory's plus 0.3 x the difference of two
+    others, read from the database)."""
+    import numpy as np
+    from django.db import connection
+
+    from memories.batch import memory_batch_create
+    from memories.embeddings import get_provider, reset_provider
+    from organizations.models import Organization
+    from organizations.principal import Principal
+
+    rng = random.Random(f"{seed}:append")
+    weights = [t.rows for t in tenants]
+    drawn: dict[str, int] = {}
+    for tenant in rng.choices(tenants, weights=weights, k=max(1, count // 500)):
+        drawn[tenant.slug] = drawn.get(tenant.slug, 0) + 1
+    by_slug = {t.slug: t for t in tenants}
+    seen: set[str] = set()
+    batches: list[tuple[str, list[Any]]] = []
+    texts: dict[str, Any] = {}
+    for slug, n in drawn.items():
+        tenant = by_slug[slug]
+        trng = random.Random(f"{seed}:append:{slug}")
+        vocab, subjects = _Vocab(trng, tenant.rows), set()
+        fresh = [_memory(trng, vocab, seen, subjects) for _ in range(500 * n)]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT vector_send(embedding) FROM memories_memory m JOIN organizations_organization o "
+                "ON o.id = m.organization_id WHERE o.slug = %s AND embedding IS NOT NULL LIMIT 2000",
+                [slug],
+            )
+            own = np.frombuffer(b"".join(bytes(r[0])[4:] for r in cursor.fetchall()), dtype=">f4").reshape(-1, 384)
+        picks = np.random.default_rng(rng.randrange(2**32)).integers(0, len(own), size=(len(fresh), 3))
+        mixed = own[picks[:, 0]] + 0.3 * (own[picks[:, 1]] - own[picks[:, 2]])
+        mixed /= np.linalg.norm(mixed, axis=1, keepdims=True)
+        texts.update(zip(embedded_texts(fresh), mixed.astype(np.float32), strict=True))
+        batches += [(slug, list(batch)) for batch in chunks(fresh, 500)]
+    rng.shuffle(batches)
+    model = get_provider()
+    principals = {slug: Principal.for_operator(Organization.objects.get(slug=slug), "bench") for slug in drawn}
+    reset_provider(_lookup_provider(lambda wanted: [texts[text].tolist() for text in wanted]))
+    seconds: list[float] = []
+    try:
+        for slug, batch in batches:
+            started = time.perf_counter()
+            results = memory_batch_create(principal=principals[slug], entries=[m.entry() for m in batch])
+            seconds.append(time.perf_counter() - started)
+            if not all(r.ok for r in results):
+                raise RuntimeError(f"append refused: {next(r.error for r in results if not r.ok)}")
+    finally:
+        reset_provider(model)
+    written = sum(len(b) for _, b in batches)
+    return {"memories": written, "batches": len(batches), "memories_per_s": round(written / sum(seconds)),
+            "batch_ms": summary_ms(seconds)}  # fmt: skip
 
 
 # --- measurements --------------------------------------------------------------------------------
@@ -498,6 +558,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     space = sizes()
     latency, memory = mcp_latency(measured, args)
     recall = recalls([measured[0], measured[-1]] if args.recall_all is False else measured, args)
+    appended = append(tenants, args.append, args.seed) if args.append else None
     return {
         "benchmark": "scale",
         "memories": args.memories,
@@ -510,6 +571,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "ram": memory,
         "mcp_search_ms": latency,
         "recall_at_10": recall,
+        **({"append": appended} if appended else {}),
         "cpus": os.cpu_count(),
     }
 
@@ -538,6 +600,8 @@ def report(result: dict[str, Any]) -> None:
     print_table("Recall@10 against exact search", ["tenant", "visible rows", "path", "recall", "retriever p50 ms"],
                 [[slug, row["rows"], row["path"], row["recall"], row["retriever_ms"]["p50"]]
                  for slug, row in result["recall_at_10"].items()])  # fmt: skip
+    if "append" in result:
+        print(f"append: {result['append']}")
 
 
 def main() -> None:
@@ -552,6 +616,9 @@ def main() -> None:
     parser.add_argument("--recall-all", action="store_true", help="Recall for every measured tenant, not two.")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument(
+        "--append", type=int, default=0, help="After the searches, write this many more memories, timed (then kept)."
+    )
     parser.add_argument("--log-dir", default=str(REPO / "var" / "bench"))
     parser.add_argument("--json", dest="json_out", default=None)
     args = parser.parse_args()

@@ -8,7 +8,7 @@ Nothing here may import a model or anything that needs the apps loaded.
 
 from __future__ import annotations
 
-from memory_platform.env import env_bool, env_float, env_int, env_str
+from memory_platform.env import ConfigurationError, env_bool, env_float, env_int, env_str
 
 MEMORY_BATCH_MAX_ENTRIES = env_int("MEMORY_BATCH_MAX_ENTRIES", 500)
 # Searches tally the memories they return; a tally that falls due (every 10 s, or 1,000 memories) is
@@ -58,6 +58,18 @@ SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 50)
 # 2k rows both cost the same, and below that the exact answer is free.
 SEARCH_EXACT_SCAN_LIMIT = env_int("SEARCH_EXACT_SCAN_LIMIT", 2000)
 SEARCH_HNSW_EF_SEARCH = env_int("SEARCH_HNSW_EF_SEARCH", 100)
+# The HNSW graph of each organization past SEARCH_EXACT_SCAN_LIMIT (memories/search/tenant_indexes.py):
+# the links each node keeps (m; 2 x m on the bottom layer) and the candidates a build weighs for them.
+# Changed, the worker's sweep rebuilds the graphs built otherwise, concurrently, one at a time.
+SEARCH_HNSW_M = env_int("SEARCH_HNSW_M", 16)
+SEARCH_HNSW_EF_CONSTRUCTION = env_int("SEARCH_HNSW_EF_CONSTRUCTION", 64)
+if not 2 <= SEARCH_HNSW_M <= 100:
+    raise ConfigurationError(f"SEARCH_HNSW_M={SEARCH_HNSW_M}: pgvector takes 2 to 100")
+if not 2 * SEARCH_HNSW_M <= SEARCH_HNSW_EF_CONSTRUCTION <= 1000:
+    raise ConfigurationError(
+        f"SEARCH_HNSW_EF_CONSTRUCTION={SEARCH_HNSW_EF_CONSTRUCTION}: pgvector takes 2 x SEARCH_HNSW_M "
+        f"({2 * SEARCH_HNSW_M}) to 1000"
+    )
 # Keyword search (and its word counts) in an organization of up to this many memories reads its rows
 # and matches them one by one instead of through the GIN index, which holds every organization's.
 SEARCH_KEYWORD_SCAN_LIMIT = env_int("SEARCH_KEYWORD_SCAN_LIMIT", 2000)

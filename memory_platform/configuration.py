@@ -221,6 +221,12 @@ VARIABLES: dict[str, Variable] = {
         " keyword search reads those holding its two rarest words first (0: never).",
     ),
     "SEARCH_HNSW_EF_SEARCH": Variable(SEARCH, "HNSW search breadth (recall against speed)."),
+    "SEARCH_HNSW_M": Variable(
+        SEARCH, "Links each node of an organization's HNSW graph keeps (recall against write and build cost)."
+    ),
+    "SEARCH_HNSW_EF_CONSTRUCTION": Variable(
+        SEARCH, "Candidates an HNSW build weighs for each node's links (at least 2 x `SEARCH_HNSW_M`)."
+    ),
     # --- workers and lifecycle
     "HEARTBEAT_INTERVAL_SECONDS": Variable(WORKERS, "How often beat and the worker report they are alive."),
     "HEARTBEAT_STALE_SECONDS": Variable(WORKERS, "After this long without a heartbeat, health says `degraded`."),

@@ -32,10 +32,6 @@ from django.db import connection
 
 logger = logging.getLogger(__name__)
 
-# The build settings of a tenant's HNSW graph (pgvector's defaults, chosen by bench/tenant_layout.py:
-# see docs/explanation/search.md for what higher values cost and bought).
-HNSW_M = 16
-HNSW_EF_CONSTRUCTION = 64
 # Memory for one build. An HNSW graph built in memory is several times faster to build than one that
 # spills (a 100k-row tenant needs about 200 MB); the setting lasts for the build's session only.
 BUILD_MAINTENANCE_WORK_MEM = "512MB"
@@ -58,13 +54,23 @@ def index_names(organization_id: int) -> tuple[str, str]:
     return f"memory_hnsw_o{int(organization_id)}", f"memory_text_o{int(organization_id)}"
 
 
+def graph_settings() -> dict[str, int]:
+    """The build settings an organization's HNSW graph is to have (SEARCH_HNSW_M and
+    SEARCH_HNSW_EF_CONSTRUCTION; bench/index_settings.py measures what they cost and buy)."""
+    return {"m": settings.SEARCH_HNSW_M, "ef_construction": settings.SEARCH_HNSW_EF_CONSTRUCTION}
+
+
+def _with(options: dict[str, int]) -> str:
+    return ", ".join(f"{name} = {int(value)}" for name, value in options.items())
+
+
 def _definitions(organization_id: int, *, concurrently: bool) -> list[str]:
     hnsw, gin = index_names(organization_id)
     how = "CONCURRENTLY " if concurrently else ""
     where = f"WHERE organization_id = {int(organization_id)}"
     return [
         f"CREATE INDEX {how}IF NOT EXISTS {hnsw} ON memories_memory USING hnsw (embedding vector_cosine_ops) "
-        f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) {where}",
+        f"WITH ({_with(graph_settings())}) {where}",
         # Without a pending list, as the shared GIN indexes (memories migration 0009).
         f"CREATE INDEX {how}IF NOT EXISTS {gin} ON memories_memory USING gin (search_vector) "
         f"WITH (fastupdate = off) {where}",
@@ -79,6 +85,16 @@ class TenantIndex:
     name: str
     valid: bool
     size_bytes: int
+    options: tuple[tuple[str, int], ...] = ()  # what it was built with (an HNSW graph's m, ef_construction)
+
+    @property
+    def graph(self) -> bool:
+        return self.name.startswith("memory_hnsw_")
+
+    @property
+    def current(self) -> bool:
+        """Built with the settings it is to have (a full-text index always is)."""
+        return not self.graph or dict(self.options) == graph_settings()
 
 
 def existing() -> list[TenantIndex]:
@@ -86,13 +102,21 @@ def existing() -> list[TenantIndex]:
     invalid one behind, which searches ignore and the next build replaces)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT c.relname, x.indisvalid, pg_relation_size(c.oid) FROM pg_index x "
+            "SELECT c.relname, x.indisvalid, pg_relation_size(c.oid), coalesce(c.reloptions, '{}') FROM pg_index x "
             "JOIN pg_class c ON c.oid = x.indexrelid "
             "WHERE x.indrelid = 'memories_memory'::regclass AND c.relname ~ '^memory_(hnsw|text)_o[0-9]+$' "
             "ORDER BY c.relname"
         )
         rows = cursor.fetchall()
-    return [TenantIndex(int(name.rsplit("_o", 1)[1]), name, bool(valid), int(size)) for name, valid, size in rows]
+    return [
+        TenantIndex(int(name.rsplit("_o", 1)[1]), name, bool(valid), int(size), _options(reloptions))
+        for name, valid, size, reloptions in rows
+    ]
+
+
+def _options(reloptions: list[str]) -> tuple[tuple[str, int], ...]:
+    pairs = (option.split("=", 1) for option in reloptions)
+    return tuple(sorted((name, int(value)) for name, value in pairs if name in ("m", "ef_construction")))
 
 
 def organizations_due(threshold: int | None = None) -> list[tuple[int, int]]:
@@ -154,6 +178,56 @@ def build(organization_id: int) -> list[str]:
     return built
 
 
+def rebuild(index: TenantIndex) -> bool:
+    """Build an organization's graph again with the settings it is to have (graph_settings), in place:
+    its options changed, then REINDEX, concurrently (writes and searches go on, on the old graph until
+    the new one replaces it) unless called inside a transaction. False when another process is
+    building that organization's indexes."""
+    concurrently = not connection.in_atomic_block
+    with connection.cursor() as cursor:
+        if concurrently:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [_BUILD_LOCK, index.organization_id])
+            if not cursor.fetchone()[0]:
+                return False
+        try:
+            cursor.execute(
+                "SELECT set_config('maintenance_work_mem', %s, %s)", [BUILD_MAINTENANCE_WORK_MEM, not concurrently]
+            )
+            started = time.perf_counter()
+            # The graph being written to reads its m from its own first page, not from these options:
+            # until the new graph replaces it, it goes on as it was built.
+            cursor.execute(f"ALTER INDEX {index.name} SET ({_with(graph_settings())})")
+            cursor.execute(f"REINDEX INDEX {'CONCURRENTLY ' if concurrently else ''}{index.name}")
+            logger.info(
+                "rebuilt %s with %s (was %s) in %.1f s",
+                index.name,
+                _with(graph_settings()),
+                _with(dict(index.options)) or "pgvector's defaults",
+                time.perf_counter() - started,
+            )
+        finally:
+            if concurrently:
+                cursor.execute("RESET maintenance_work_mem")
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_BUILD_LOCK, index.organization_id])
+    return True
+
+
+def _drop_leftovers() -> None:
+    """Drop what a REINDEX CONCURRENTLY that failed leaves beside a graph: an invalid copy named
+    ``<index>_ccnew`` (or ``_ccold``), which searches ignore but every write to its organization
+    would keep updating."""
+    how = "" if connection.in_atomic_block else "CONCURRENTLY "
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid "
+            "WHERE x.indrelid = 'memories_memory'::regclass AND NOT x.indisvalid "
+            "AND c.relname ~ '^memory_(hnsw|text)_o[0-9]+_cc(new|old)[0-9]*$'"
+        )
+        for (name,) in cursor.fetchall():
+            cursor.execute(f"DROP INDEX {how}IF EXISTS {name}")
+            logger.info("dropped %s: left by a rebuild that failed", name)
+
+
 def _drop_orphans() -> None:
     """Drop the indexes of organizations that no longer exist (an index holds no data of its own:
     everything in it is in the table)."""
@@ -192,6 +266,12 @@ def sweep(threshold: int | None = None) -> dict[int, list[str]]:
             if built:
                 done[organization_id] = built
                 indexed.add(organization_id)
+        _drop_leftovers()
+        # Graphs built with other settings than today's, largest first: each is searched as it is
+        # until its rebuild replaces it.
+        for index in sorted(existing(), key=lambda index: -index.size_bytes):
+            if index.valid and not index.current and rebuild(index):
+                done.setdefault(index.organization_id, []).append(index.name)
         _drop_orphans()
         return done
     finally:

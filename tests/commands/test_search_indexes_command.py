@@ -45,6 +45,20 @@ def test_the_command_lists_the_due_organizations_and_builds_them(acme: Tenant, s
     assert f"built {hnsw}, {text} (organization {acme.organization.pk})" in built
     assert "1 organizations have their own indexes; 0 more are due" in built
     assert hnsw in built and text in built and "valid" in built
+    assert "built with ef_construction 64, m 16" in built
+
+
+def test_the_command_says_which_graphs_the_next_sweep_builds_again(acme: Tenant, settings: Any) -> None:
+    settings.SEARCH_EXACT_SCAN_LIMIT = 5
+    _fill(acme, 7)
+    _run("--build")
+    settings.SEARCH_HNSW_M = 12
+    hnsw, _text = tenant_indexes.index_names(acme.organization.pk)
+
+    assert "built with ef_construction 64, m 16 (the next sweep builds it again)" in _run()
+    rebuilt = _run("--build")
+    assert f"built {hnsw} (organization {acme.organization.pk})" in rebuilt
+    assert "built with ef_construction 64, m 12" in rebuilt and "builds it again" not in rebuilt
 
 
 def test_the_worker_sweeps_on_beat(acme: Tenant, settings: Any) -> None:

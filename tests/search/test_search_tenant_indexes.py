@@ -111,6 +111,64 @@ def test_a_failed_build_is_replaced(acme: Tenant, settings: Any) -> None:
     assert [(i.name, i.valid) for i in tenant_indexes.existing()] == [(hnsw, True), (text, True)]
 
 
+def _reloptions(name: str) -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = %s", [name])
+        return sorted(cursor.fetchone()[0])
+
+
+@pytest.mark.django_db
+def test_a_graph_built_with_other_settings_is_built_again(acme: Tenant, globex: Tenant, settings: Any) -> None:
+    settings.SEARCH_EXACT_SCAN_LIMIT = 5
+    _fill(acme, 8)
+    _fill(globex, 12)
+    tenant_indexes.sweep()
+    acme_graph, _acme_text = tenant_indexes.index_names(acme.organization.pk)
+    globex_graph, _ = tenant_indexes.index_names(globex.organization.pk)
+    assert _reloptions(acme_graph) == ["ef_construction=64", "m=16"]
+    assert all(index.current for index in tenant_indexes.existing())
+
+    settings.SEARCH_HNSW_M, settings.SEARCH_HNSW_EF_CONSTRUCTION = 8, 40
+    assert {i.name for i in tenant_indexes.existing() if not i.current} == {acme_graph, globex_graph}
+    assert tenant_indexes.organizations_due() == []  # searched as they are meanwhile: nothing is missing
+    done = tenant_indexes.sweep()
+
+    assert done == {acme.organization.pk: [acme_graph], globex.organization.pk: [globex_graph]}
+    assert _reloptions(acme_graph) == _reloptions(globex_graph) == ["ef_construction=40", "m=8"]
+    assert all(index.current and index.valid for index in tenant_indexes.existing())
+    assert tenant_indexes.sweep() == {}
+    # The graph was built anew, not only relabelled: its first page says m 8 (pgvector's metapage,
+    # after the 24-byte page header: a magic number, a version, the dimensions, then m).
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE EXTENSION IF NOT EXISTS pageinspect")
+        cursor.execute("SELECT substring(get_raw_page(%s, 0) FROM 33 FOR 8)", [acme_graph])
+        metapage = bytes(cursor.fetchone()[0])
+    assert (int.from_bytes(metapage[0:4], "little"), int.from_bytes(metapage[4:6], "little")) == (384, 8)
+    # And it is still the organization's graph: a memory's own vector finds it first.
+    hits = search(acme.agent, query="step 3 checks queue depth", mode="vector", limit=3, min_score=0).hits
+    assert hits
+
+
+@pytest.mark.django_db
+def test_what_a_failed_rebuild_leaves_is_dropped(acme: Tenant, settings: Any) -> None:
+    settings.SEARCH_EXACT_SCAN_LIMIT = 5
+    _fill(acme, 8)
+    tenant_indexes.sweep()
+    graph, _text = tenant_indexes.index_names(acme.organization.pk)
+    # What a REINDEX CONCURRENTLY that failed leaves: an invalid copy beside the graph.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE INDEX {graph}_ccnew ON memories_memory USING hnsw (embedding vector_cosine_ops) "
+            f"WHERE organization_id = {acme.organization.pk}"
+        )
+        cursor.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [f"{graph}_ccnew"])
+
+    assert tenant_indexes.sweep() == {}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_class WHERE relname = %s", [f"{graph}_ccnew"])
+        assert cursor.fetchone()[0] == 0
+
+
 @pytest.mark.django_db
 def test_keyword_search_reads_the_organizations_own_text_index(acme: Tenant, globex: Tenant, settings: Any) -> None:
     settings.SEARCH_EXACT_SCAN_LIMIT = 5

@@ -16,7 +16,8 @@ from organizations.models import Organization
 class Command(PlatformCommand):
     help = (
         "List the organizations with their own search indexes (HNSW and full text) and those due one "
-        "(more than SEARCH_EXACT_SCAN_LIMIT memories); --build builds the due ones now, concurrently, "
+        "(more than SEARCH_EXACT_SCAN_LIMIT memories); --build builds the due ones now, and builds again the "
+        "graphs built with other settings than SEARCH_HNSW_M and SEARCH_HNSW_EF_CONSTRUCTION, concurrently, "
         "as the worker's sweep does every TENANT_INDEX_INTERVAL_SECONDS."
     )
 
@@ -39,6 +40,9 @@ class Command(PlatformCommand):
         )
         for index in indexes:
             state = "valid" if index.valid else "INVALID (a failed build: the next sweep replaces it)"
+            if index.graph:
+                graph = ", ".join(f"{name} {value}" for name, value in index.options) or "pgvector's defaults"
+                state += f", built with {graph}" + ("" if index.current else " (the next sweep builds it again)")
             slug = slugs.get(index.organization_id, f"#{index.organization_id}")
             self.stdout.write(f"  {slug:<30} {index.name:<28} {index.size_bytes / 2**20:9.1f} MB  {state}")
         for organization_id, memories in due:
