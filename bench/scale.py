@@ -320,7 +320,11 @@ def append(tenants: list[Tenant], count: int, seed: int) -> dict[str, Any]:
     from organizations.models import Organization
     from organizations.principal import Principal
 
-    rng = random.Random(f"{seed}:append")
+    # Fresh memories each run: the seed takes in how many the database holds already.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM memories_memory")
+        seed_text = f"{seed}:append:{cursor.fetchone()[0]}"
+    rng = random.Random(seed_text)
     weights = [t.rows for t in tenants]
     drawn: dict[str, int] = {}
     for tenant in rng.choices(tenants, weights=weights, k=max(1, count // 500)):
@@ -331,14 +335,15 @@ def append(tenants: list[Tenant], count: int, seed: int) -> dict[str, Any]:
     texts: dict[str, Any] = {}
     for slug, n in drawn.items():
         tenant = by_slug[slug]
-        trng = random.Random(f"{seed}:append:{slug}")
+        trng = random.Random(f"{seed_text}:{slug}")
         vocab, subjects = _Vocab(trng, tenant.rows), set()
         fresh = [_memory(trng, vocab, seen, subjects) for _ in range(500 * n)]
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT vector_send(embedding) FROM memories_memory m JOIN organizations_organization o "
-                "ON o.id = m.organization_id WHERE o.slug = %s AND embedding IS NOT NULL LIMIT 2000",
-                [slug],
+                "ON o.id = m.organization_id WHERE o.slug = %s AND embedding IS NOT NULL "
+                "ORDER BY md5(m.id::text || %s) LIMIT 2000",
+                [slug, seed_text],
             )
             own = np.frombuffer(b"".join(bytes(r[0])[4:] for r in cursor.fetchall()), dtype=">f4").reshape(-1, 384)
         picks = np.random.default_rng(rng.randrange(2**32)).integers(0, len(own), size=(len(fresh), 3))
@@ -390,7 +395,7 @@ def sizes() -> dict[str, Any]:
         indexes: dict[str, float] = {}
         for name, size in cursor.fetchall():
             # Organizations' own indexes (memories.search.tenant_indexes) as one line per kind.
-            own = re.fullmatch(r"memory_(hnsw|text)_o\d+", name)
+            own = re.fullmatch(r"memory_(hnsw|hvec|text)_o\d+", name)
             key = f"memory_{own.group(1)}_o* (organizations' own)" if own else name
             indexes[key] = round(indexes.get(key, 0.0) + mb(size), 1)
         cursor.execute("SHOW shared_buffers")

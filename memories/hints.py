@@ -20,6 +20,8 @@ from django.conf import settings
 from django.db import connection
 
 from memories.models import Memory, Status
+from memories.search import tenant_indexes
+from memories.search.caches import graphs
 from memories.similarity import Match, MatchKind, classify
 from memory_platform.db.transactions import savepoint_if_in_transaction
 
@@ -89,7 +91,7 @@ CROSS JOIN LATERAL (
   WHERE m.organization_id = %(organization)s AND m.scope_type = %(scope_type{g})s
     AND {repository} AND {owner}
     AND m.deleted_at IS NULL AND m.superseded_by_id IS NULL AND m.embedding IS NOT NULL AND m.id <> q.id
-  ORDER BY m.embedding <=> w.embedding
+  ORDER BY {nearest}
   LIMIT %(limit)s
 ) AS n
 WHERE n.similarity >= %(floor)s
@@ -191,12 +193,16 @@ def _neighbours(organization_id: int, written: list[Memory], floor: float) -> li
                 del scopes[scope]
     if not scopes:
         return found
+    # The organization's own graph is walked by the distance it is built over (the similarity told
+    # is the stored vectors' all the same).
+    nearest = tenant_indexes.nearest_first(graphs.precision(organization_id), "m.embedding", "w.embedding")
     statements = [_SETTINGS_SQL]
     params: dict[str, Any] = {"organization": organization_id, "limit": NEIGHBOURS, "floor": floor}
     for g, ((scope_type, repository, owner), positions) in enumerate(scopes.items()):
         statements.append(
             _NEIGHBOURS_SQL.format(
                 g=g,
+                nearest=nearest,
                 repository="m.repository_id IS NULL" if repository is None else f"m.repository_id = %(repository{g})s",
                 owner="m.owner_id IS NULL" if owner is None else f"m.owner_id = %(owner{g})s",
             )

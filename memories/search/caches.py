@@ -17,6 +17,7 @@ from django.db.models import QuerySet
 
 from memories.access import flush_access
 from memories.models import Memory
+from memories.search import tenant_indexes
 from memories.search.term_counts import TermStatistics
 from memories.search.words import forget_words
 from memory_platform.db import replicas
@@ -86,6 +87,41 @@ class ScopeSizes:
         with self._lock:
             self._answers.clear()
             self._generations.clear()
+
+
+class Graphs:
+    """Which organizations have a graph of their own, and over which precision of their vectors
+    (memories.search.tenant_indexes.graph_precisions), read for all of them at once and kept for
+    ``ttl_seconds``: the retrievers' ORDER BY must name the expression the organization's graph is
+    over for PostgreSQL to walk it. Kept for less than the sweep's interval, so that a graph the
+    sweep replaced is dropped only once every process walks its replacement; a stale answer only
+    sorts the organization's rows (exact, slower) until it is read again."""
+
+    ttl_seconds = 30.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._read_at = float("-inf")
+        self._read_after = -1  # tenant_indexes.changes when they were read
+        self._precisions: dict[int, str] = {}
+
+    def precision(self, organization_id: int | None) -> str | None:
+        if organization_id is None:
+            return None
+        now = time.monotonic()
+        changes = tenant_indexes.changes  # this process's own builds show at once
+        with self._lock:
+            fresh = now - self._read_at < self.ttl_seconds and self._read_after == changes
+            precisions = self._precisions
+        if not fresh:
+            precisions = tenant_indexes.graph_precisions()
+            with self._lock:
+                self._read_at, self._read_after, self._precisions = now, changes, precisions
+        return precisions.get(organization_id)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._read_at, self._read_after, self._precisions = float("-inf"), -1, {}
 
 
 def scope_as_sql(scope: QuerySet[Any], *columns: str) -> tuple[str, list[Any]]:
@@ -199,12 +235,14 @@ class SearchCaches:
         self.scope_sizes = ScopeSizes()
         self.term_statistics = TermStatistics()
         self.compiled_scopes = CompiledScopes()
+        self.graphs = Graphs()
 
     def reset(self) -> None:
         """Forget every cached answer and write out the access tally: a fresh process, as far as search sees."""
         self.term_statistics.clear()
         self.scope_sizes.clear()
         self.compiled_scopes.clear()
+        self.graphs.clear()
         forget_words()
         flush_access()
 
@@ -212,6 +250,7 @@ class SearchCaches:
 search_caches = SearchCaches()
 scope_sizes = search_caches.scope_sizes
 compiled_scopes = search_caches.compiled_scopes
+graphs = search_caches.graphs
 term_statistics = search_caches.term_statistics
 
 

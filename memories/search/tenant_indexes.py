@@ -19,6 +19,14 @@ UUID primary key that versions, links and audit events point at) do not have; an
 built, and dropped, without moving a row. bench/tenant_layout.py measures both layouts on the same
 data. The cost of many partial indexes is planning time on the memories table; it is measured there
 too.
+
+The graph is over half-precision copies of the vectors (``embedding::halfvec(384)``, 2 bytes a
+dimension): 43% smaller than one over the stored vectors, a fifth cheaper to write to and no slower
+to walk, with the same recall once its candidates are ordered again by their stored vectors, which
+the retrievers do (bench/index_settings.py; docs/explanation/performance.md). Graphs over the
+stored vectors (``memory_hnsw_o<id>``, built before) are still walked where they are, and replaced
+by the sweep: it builds the organization's half-precision graph beside the old one and drops the
+old one in its next run, once every process has seen the new one (``search_caches.graphs``).
 """
 
 from __future__ import annotations
@@ -44,6 +52,10 @@ BUILD_MAINTENANCE_WORK_MEM = "512MB"
 # see docs/explanation/performance.md.
 MAX_ORGANIZATIONS = 200
 
+# How many times this process built or dropped an organization's index: what a process remembers
+# of the graphs (memories.search.caches.Graphs) is read again when it changes.
+changes = 0
+
 # pg_try_advisory_lock keys: one sweep at a time, one build per organization at a time.
 _SWEEP_LOCK = 7_291_001
 _BUILD_LOCK = 7_291_002
@@ -51,7 +63,42 @@ _BUILD_LOCK = 7_291_002
 
 def index_names(organization_id: int) -> tuple[str, str]:
     """The names of an organization's own HNSW and GIN indexes."""
-    return f"memory_hnsw_o{int(organization_id)}", f"memory_text_o{int(organization_id)}"
+    return f"memory_hvec_o{int(organization_id)}", f"memory_text_o{int(organization_id)}"
+
+
+def full_precision_graph(organization_id: int) -> str:
+    """The name of the graph over the stored vectors an organization got before (replaced by the sweep)."""
+    return f"memory_hnsw_o{int(organization_id)}"
+
+
+HALF = "half"  # a graph over embedding::halfvec(384)
+FULL = "full"  # a graph over embedding itself (built before; replaced by the sweep)
+
+
+def nearest_first(precision: str | None, column: str, other: str) -> str:
+    """The ORDER BY term that walks an organization's graph of that precision from ``other`` (an
+    expression of a vector), or, with no graph, sorts by the stored vectors' distance."""
+    if precision == HALF:
+        half = f"halfvec({settings.EMBEDDING_DIMENSIONS})"
+        return f"{column}::{half} <=> {other}::{half}"
+    return f"{column} <=> {other}"
+
+
+def _changed() -> None:
+    global changes  # noqa: PLW0603 - a counter of this process's own changes
+    changes += 1
+
+
+def graph_precisions() -> dict[int, str]:
+    """Which organizations have a valid graph of their own, and over which precision: HALF when
+    the half-precision one is there (it is walked, even beside an old one), else FULL."""
+    found: dict[int, str] = {}
+    for index in existing():
+        if index.valid and index.graph:
+            precision = HALF if index.name.startswith("memory_hvec_") else FULL
+            if found.get(index.organization_id) != HALF:
+                found[index.organization_id] = precision
+    return found
 
 
 def graph_settings() -> dict[str, int]:
@@ -69,8 +116,9 @@ def _definitions(organization_id: int, *, concurrently: bool) -> list[str]:
     how = "CONCURRENTLY " if concurrently else ""
     where = f"WHERE organization_id = {int(organization_id)}"
     return [
-        f"CREATE INDEX {how}IF NOT EXISTS {hnsw} ON memories_memory USING hnsw (embedding vector_cosine_ops) "
-        f"WITH ({_with(graph_settings())}) {where}",
+        f"CREATE INDEX {how}IF NOT EXISTS {hnsw} ON memories_memory USING hnsw "
+        f"((embedding::halfvec({settings.EMBEDDING_DIMENSIONS})) halfvec_cosine_ops) WITH ({_with(graph_settings())}) "
+        f"{where}",
         # Without a pending list, as the shared GIN indexes (memories migration 0009).
         f"CREATE INDEX {how}IF NOT EXISTS {gin} ON memories_memory USING gin (search_vector) "
         f"WITH (fastupdate = off) {where}",
@@ -89,11 +137,14 @@ class TenantIndex:
 
     @property
     def graph(self) -> bool:
-        return self.name.startswith("memory_hnsw_")
+        return self.name.startswith(("memory_hvec_", "memory_hnsw_"))
 
     @property
     def current(self) -> bool:
-        """Built with the settings it is to have (a full-text index always is)."""
+        """Built as it is to be: a full-text index always is; a graph over the stored vectors never
+        (its half-precision one replaces it); a half-precision one with today's settings."""
+        if self.name.startswith("memory_hnsw_"):
+            return False
         return not self.graph or dict(self.options) == graph_settings()
 
 
@@ -104,7 +155,7 @@ def existing() -> list[TenantIndex]:
         cursor.execute(
             "SELECT c.relname, x.indisvalid, pg_relation_size(c.oid), coalesce(c.reloptions, '{}') FROM pg_index x "
             "JOIN pg_class c ON c.oid = x.indexrelid "
-            "WHERE x.indrelid = 'memories_memory'::regclass AND c.relname ~ '^memory_(hnsw|text)_o[0-9]+$' "
+            "WHERE x.indrelid = 'memories_memory'::regclass AND c.relname ~ '^memory_(hnsw|hvec|text)_o[0-9]+$' "
             "ORDER BY c.relname"
         )
         rows = cursor.fetchall()
@@ -125,7 +176,7 @@ def organizations_due(threshold: int | None = None) -> list[tuple[int, int]]:
     threshold = settings.SEARCH_EXACT_SCAN_LIMIT if threshold is None else threshold
     complete: dict[int, int] = {}
     for index in existing():
-        if index.valid:
+        if index.valid and not index.name.startswith("memory_hnsw_"):
             complete[index.organization_id] = complete.get(index.organization_id, 0) + 1
     with connection.cursor() as cursor:
         cursor.execute(
@@ -170,6 +221,7 @@ def build(organization_id: int) -> list[str]:
                 started = time.perf_counter()
                 cursor.execute(definition)
                 built.append(name)
+                _changed()
                 logger.info("built %s in %.1f s", name, time.perf_counter() - started)
         finally:
             if concurrently:
@@ -198,6 +250,7 @@ def rebuild(index: TenantIndex) -> bool:
             # until the new graph replaces it, it goes on as it was built.
             cursor.execute(f"ALTER INDEX {index.name} SET ({_with(graph_settings())})")
             cursor.execute(f"REINDEX INDEX {'CONCURRENTLY ' if concurrently else ''}{index.name}")
+            _changed()
             logger.info(
                 "rebuilt %s with %s (was %s) in %.1f s",
                 index.name,
@@ -221,11 +274,26 @@ def _drop_leftovers() -> None:
         cursor.execute(
             "SELECT c.relname FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid "
             "WHERE x.indrelid = 'memories_memory'::regclass AND NOT x.indisvalid "
-            "AND c.relname ~ '^memory_(hnsw|text)_o[0-9]+_cc(new|old)[0-9]*$'"
+            "AND c.relname ~ '^memory_(hnsw|hvec|text)_o[0-9]+_cc(new|old)[0-9]*$'"
         )
         for (name,) in cursor.fetchall():
             cursor.execute(f"DROP INDEX {how}IF EXISTS {name}")
             logger.info("dropped %s: left by a rebuild that failed", name)
+
+
+def _drop_replaced() -> None:
+    """Drop the graphs over the stored vectors whose organization has had its half-precision graph
+    since an earlier sweep: by now every process walks the new one (search_caches.graphs forgets
+    within a sweep's interval), so none is left sorting the organization's rows meanwhile."""
+    how = "" if connection.in_atomic_block else "CONCURRENTLY "
+    indexes = existing()
+    half = {index.organization_id for index in indexes if index.valid and index.name.startswith("memory_hvec_")}
+    with connection.cursor() as cursor:
+        for index in indexes:
+            if index.name.startswith("memory_hnsw_") and index.organization_id in half:
+                cursor.execute(f"DROP INDEX {how}IF EXISTS {index.name}")
+                _changed()
+                logger.info("dropped %s: its organization's half-precision graph replaces it", index.name)
 
 
 def _drop_orphans() -> None:
@@ -239,6 +307,7 @@ def _drop_orphans() -> None:
         for index in existing():
             if index.organization_id not in alive:
                 cursor.execute(f"DROP INDEX {how}IF EXISTS {index.name}")
+                _changed()
                 logger.info("dropped %s: its organization is gone", index.name)
 
 
@@ -250,6 +319,7 @@ def sweep(threshold: int | None = None) -> dict[int, list[str]]:
         if not cursor.fetchone()[0]:
             return {}
     try:
+        _drop_replaced()  # those a previous sweep built the replacements of
         done: dict[int, list[str]] = {}
         indexed = {index.organization_id for index in existing()}
         for organization_id, memories in organizations_due(threshold):
@@ -270,7 +340,7 @@ def sweep(threshold: int | None = None) -> dict[int, list[str]]:
         # Graphs built with other settings than today's, largest first: each is searched as it is
         # until its rebuild replaces it.
         for index in sorted(existing(), key=lambda index: -index.size_bytes):
-            if index.valid and not index.current and rebuild(index):
+            if index.valid and not index.current and index.name.startswith("memory_hvec_") and rebuild(index):
                 done.setdefault(index.organization_id, []).append(index.name)
         _drop_orphans()
         return done

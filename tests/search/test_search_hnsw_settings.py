@@ -16,6 +16,7 @@ from django.test.utils import CaptureQueriesContext, override_settings
 
 from memories.batch import memory_batch_create
 from memories.search import tenant_indexes
+from memories.search.vector import half_margin
 from tests.conftest import Tenant
 from tests.search.conftest import search
 
@@ -78,10 +79,14 @@ def test_each_connection_walks_hnsw_with_the_iterative_scan_and_the_configured_c
     with _index_scans_only(), CaptureQueriesContext(connection) as captured:
         page = search(acme.agent, query="how do I restart the queue?", mode="vector", limit=9, min_score=0)
 
-    # The query asks for 50 rows (SEARCH_CANDIDATES), no more than the session's 60: it goes alone.
+    # The query asks for 50 rows (SEARCH_CANDIDATES) and the few more a walk of a half-precision
+    # graph reads (60), no more than the session's 60: it goes alone.
     assert len(page.hits) == 9
-    [vector_query] = [query["sql"] for query in captured.captured_queries if "ORDER BY s.embedding <=>" in query["sql"]]
-    assert "set_config" not in vector_query and vector_query.count("LIMIT 50)") == 2  # acme's rows, others' shared
+    [vector_query] = [
+        query["sql"] for query in captured.captured_queries if "ORDER BY s.embedding::halfvec" in query["sql"]
+    ]
+    assert 50 + half_margin(50) == 60
+    assert "set_config" not in vector_query and vector_query.count("LIMIT 60)") == 2  # acme's rows, others' shared
     assert _hnsw_settings() == ("60", "relaxed_order")
 
 

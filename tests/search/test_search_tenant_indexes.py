@@ -149,6 +149,47 @@ def test_a_graph_built_with_other_settings_is_built_again(acme: Tenant, globex: 
     assert hits
 
 
+def _vector_plan(tenant: Tenant) -> str:
+    with CaptureQueriesContext(connection) as captured:
+        page = search(tenant.agent, query="step 3 checks queue depth", mode="vector", limit=5, min_score=0)
+    assert page.hits
+    [sql] = [q["sql"] for q in captured.captured_queries if "ORDER BY s.embedding" in q["sql"]]
+    with _planner(enable_sort="off", enable_seqscan="off"), connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN {sql}")
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
+@pytest.mark.django_db
+def test_a_graph_over_the_stored_vectors_is_walked_until_its_half_precision_one_replaces_it(
+    acme: Tenant, settings: Any
+) -> None:
+    settings.SEARCH_EXACT_SCAN_LIMIT = 5
+    _fill(acme, 8)
+    old = tenant_indexes.full_precision_graph(acme.organization.pk)
+    half, text = tenant_indexes.index_names(acme.organization.pk)
+    # What the sweep built before: a graph over the stored vectors, and the full-text index.
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # no index is built on a table with checks pending
+        cursor.execute(
+            f"CREATE INDEX {old} ON memories_memory USING hnsw (embedding vector_cosine_ops) "
+            f"WITH (m = 16, ef_construction = 64) WHERE organization_id = {acme.organization.pk}"
+        )
+    tenant_indexes.build(acme.organization.pk)
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP INDEX {half}")
+    search_caches.reset()
+    assert tenant_indexes.graph_precisions() == {acme.organization.pk: tenant_indexes.FULL}
+    assert old in _vector_plan(acme)  # walked as it is meanwhile, not a sort of the rows
+
+    assert tenant_indexes.sweep() == {acme.organization.pk: [half]}  # the replacement, beside it
+    assert {i.name for i in tenant_indexes.existing()} == {old, half, text}
+    plan = _vector_plan(acme)
+    assert half in plan and old not in plan
+    assert tenant_indexes.sweep() == {}  # the next sweep drops the old graph
+    assert {i.name for i in tenant_indexes.existing()} == {half, text}
+    assert tenant_indexes.graph_precisions() == {acme.organization.pk: tenant_indexes.HALF}
+
+
 @pytest.mark.django_db
 def test_what_a_failed_rebuild_leaves_is_dropped(acme: Tenant, settings: Any) -> None:
     settings.SEARCH_EXACT_SCAN_LIMIT = 5
@@ -221,18 +262,18 @@ def test_the_move_from_the_shared_indexes_is_online(acme: Tenant, globex: Tenant
     # Every memory of acme, written before, during or after the build, is in acme's own graph: its
     # own vector finds it there first.
     hnsw, _text = tenant_indexes.index_names(acme.organization.pk)
+    nearest = tenant_indexes.nearest_first(tenant_indexes.HALF, "n.embedding", "m.embedding")
+    first = "(SELECT embedding FROM memories_memory LIMIT 1)"
+    from_first = tenant_indexes.nearest_first(tenant_indexes.HALF, "n.embedding", first)
+    each = (
+        "SELECT m.id, (SELECT n.id FROM memories_memory n WHERE n.organization_id = m.organization_id "  # noqa: S608 - our SQL
+        f"ORDER BY {nearest} LIMIT 1) FROM memories_memory m WHERE m.organization_id = %s"
+    )
+    walk = f"EXPLAIN SELECT id FROM memories_memory n WHERE organization_id = %s ORDER BY {from_first} LIMIT 1"  # noqa: S608 - our SQL
     with _planner(enable_sort="off", enable_seqscan="off"), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT m.id, (SELECT n.id FROM memories_memory n WHERE n.organization_id = m.organization_id "
-            "ORDER BY n.embedding <=> m.embedding LIMIT 1) FROM memories_memory m WHERE m.organization_id = %s",
-            [acme.organization.pk],
-        )
+        cursor.execute(each, [acme.organization.pk])
         rows = cursor.fetchall()
-        cursor.execute(
-            "EXPLAIN SELECT id FROM memories_memory WHERE organization_id = %s "
-            "ORDER BY embedding <=> (SELECT embedding FROM memories_memory LIMIT 1) LIMIT 1",
-            [acme.organization.pk],
-        )
+        cursor.execute(walk, [acme.organization.pk])
         assert hnsw in "\n".join(row[0] for row in cursor.fetchall())
     assert len(rows) >= 200 + 1
     assert [pk for pk, nearest in rows if pk != nearest] == []
