@@ -8,19 +8,25 @@ machine was busy for meanwhile, which also holds the servers tests start as daem
 (the replica, the production topology) and anything else running: measure on an idle machine. On
 two cores the wall time cannot be under half the machine's CPU.
 
-    python bench/suite.py --json bench/results/$(date +%F)/suite.json [-- PYTEST ARGUMENTS]
+    python bench/suite.py --json bench/results/$(date +%F)/suite.json [--files 30] [-- PYTEST ARGUMENTS]
+
+``--files N`` adds the N test files that cost the most CPU (bench/suite_files.py measures them):
+what to make cheaper first.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -39,20 +45,39 @@ def _server_jiffies(data_dir: Path) -> int:
     return sum(int(value) for value in fields[11:15])  # utime, stime, cutime, cstime
 
 
+def _costliest_files(directory: Path, count: int) -> list[dict[str, Any]]:
+    """The ``count`` files of the most CPU, from what every test process wrote (bench/suite_files.py)."""
+    files: dict[str, dict[str, float]] = {}
+    for path in directory.glob("*.json"):
+        for name, entry in json.loads(path.read_text()).items():
+            total = files.setdefault(name, {"cpu_s": 0.0, "wall_s": 0.0, "tests": 0})
+            for key in total:
+                total[key] += entry[key]
+    ranked = sorted(files.items(), key=lambda item: item[1]["cpu_s"], reverse=True)[:count]
+    return [{"file": name, "cpu_s": round(e["cpu_s"], 1), "wall_s": round(e["wall_s"], 1), "tests": int(e["tests"])}
+            for name, e in ranked]  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", help="write the result here (bench/results/<date>/suite.json)")
     parser.add_argument("--data-dir", default=str(REPO / "var" / "postgres"), help="the embedded server's data")
+    parser.add_argument("--files", type=int, default=0, help="report the N test files costing the most CPU")
     parser.add_argument("pytest_args", nargs="*", help="after --: what pytest gets besides -q")
     args = parser.parse_args()
 
     tick = os.sysconf("SC_CLK_TCK")
     data_dir = Path(args.data_dir)
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args.pytest_args]
+    files_dir = tempfile.TemporaryDirectory(prefix="suite-files-")
+    env = dict(os.environ)
+    if args.files:
+        command[3:3] = ["-p", "bench.suite_files"]
+        env["SUITE_FILES_DIR"] = files_dir.name
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     busy, server, own = _busy_jiffies(), _server_jiffies(data_dir), _process_jiffies(os.getpid())
     started = time.monotonic()
-    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
     wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     machine = (_busy_jiffies() - busy - (_process_jiffies(os.getpid()) - own)) / tick
@@ -78,6 +103,14 @@ def main() -> None:
         [[result["wall_s"], result["test_processes_cpu_s"], result["database_server_cpu_s"],
           result["machine_busy_cpu_s"], last]],
     )  # fmt: skip
+    if args.files:
+        result["files"] = _costliest_files(Path(files_dir.name), args.files)
+        print_table(
+            f"The {args.files} test files costing the most CPU (with what they started and waited for)",
+            ["CPU s", "wall s", "tests", "file"],
+            [[row["cpu_s"], row["wall_s"], row["tests"], row["file"]] for row in result["files"]],
+        )
+    files_dir.cleanup()
     if done.returncode != 0:
         print(done.stdout[-3000:], done.stderr[-2000:], sep="\n")
     write_json(args.json, result)
