@@ -6,7 +6,8 @@ compose file gives it and the environment its `x-app` block sets:
 - `db`: PostgreSQL with pgvector as a server of its own, reached over TCP with a password (the
   embedded PostgreSQL's binaries, in a data directory of the test's);
 - `redis`: a redis-server of its own on a free port, appending to its file as the compose file asks;
-- `migrate`, once, before anything else;
+- `migrate`, once, before anything else: on the schema this run's migrations make, restored into
+  the new server first (tests/databases.py), so it finds nothing to apply, as on a redeploy;
 - `web`: its replicas (`deploy.replicas`), each `manage.py serve` on a port of its own;
 - `balancer`: Debian's nginx with `deploy/nginx.conf`, its upstream pointed at the replicas' ports
   (Docker's DNS does that in compose) and listening on a free port;
@@ -38,6 +39,7 @@ import yaml
 from django.conf import settings
 
 from memory_platform import embedded_db
+from tests.databases import load_migrated_schema
 from tests.live_server import free_port, manage, tail
 
 COMPOSE_FILE = Path(settings.BASE_DIR) / "docker-compose.yml"
@@ -185,6 +187,8 @@ class Topology:
         self._start_database()
         self._start_redis()
         self.timings["database and redis"] = time.monotonic() - started
+        # The schema as this run's migrations make it, restored; the compose file's migrate follows.
+        load_migrated_schema(self.database_url, self.root)
 
         env = self.app_env()
         migrate = subprocess.run(

@@ -38,7 +38,8 @@ ADMIN_PASSWORD = "topology-admin-password"
 
 
 @pytest.fixture(scope="module")
-def topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Topology]:
+def topology(tmp_path_factory: pytest.TempPathFactory, django_db_setup: None) -> Iterator[Topology]:
+    """The topology, started on this run's migrated schema (django_db_setup makes its template)."""
     if nginx_binary() is None:
         reason = "nginx is not installed (make system-packages installs it)"
         if on_ci():

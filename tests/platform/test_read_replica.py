@@ -25,6 +25,7 @@ import redis
 
 from memory_platform import embedded_db
 from tests.code_index.conftest import python_module, write_tree
+from tests.databases import load_migrated_schema
 from tests.live_server import free_port, manage, start_server, stop
 from tests.mcp.http import bearer
 
@@ -97,6 +98,7 @@ def platform(tmp_path_factory: pytest.TempPathFactory, server_env: dict[str, str
     try:
         primary_url = f"postgresql://postgres@127.0.0.1:{primary.port}/memory_platform"
         env = {**server_env, "DATABASE_URL": primary_url}
+        load_migrated_schema(primary_url, root)  # migrate then finds nothing to apply
         manage(env, "migrate", "--no-input")
         replica = embedded_db.start_replica(primary, replica_dir, tcp_port=free_port())
         replica_url = f"postgresql://postgres@127.0.0.1:{replica.port}/memory_platform"
