@@ -45,6 +45,7 @@ def _refused_session(process: subprocess.Popen[bytes], reason: str) -> str:
     assert code != 0
     assert rest == b""
     assert reason in stderr and "Traceback" not in stderr
+    assert "embedding model" not in stderr, "a session that can never serve loaded the model"
     return stderr
 
 

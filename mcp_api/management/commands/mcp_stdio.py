@@ -40,10 +40,10 @@ class Command(PlatformCommand):
             # Not an exit: the client would only see its connection drop. The handshake is answered,
             # then every request gets this error, which the client shows; the exit status says it too.
             logger.error("MCP stdio: %s", refusal[1])
-        # Load the embedding model while the client initialises, without delaying the handshake.
-        stopped_by_signal = anyio.run(
-            serve_stdio, session.current, lambda: get_provider().warm_up(background=True), session.check
-        )
+        # Load the embedding model while the client initialises, without delaying the handshake;
+        # not for a session whose token can never work (missing, malformed, unknown, revoked).
+        warm_up = (lambda: None) if session.refused_for_good else (lambda: get_provider().warm_up(background=True))
+        stopped_by_signal = anyio.run(serve_stdio, session.current, warm_up, session.check)
         sys.stdout.flush()
         # A client that leaves at once must not find the model still loading when the process exits.
         get_provider().settle(SETTLE_SECONDS)
