@@ -181,9 +181,17 @@ def add_proposals(world: World, acme: Tenant, make_memory: MemoryFactory) -> Wor
 
 
 @pytest.fixture
-def world(acme: Tenant, make_memory: MemoryFactory, tmp_path: Path, settings: Any) -> World:
+def own_world(acme: Tenant, make_memory: MemoryFactory, tmp_path: Path, settings: Any) -> World:
+    """A world built for the test alone (0.2 s): also for a test in a module whose ``world`` is the
+    shared one, when what it asserts is that world exactly (no proposals, its own code index)."""
     settings.CODE_INDEX_ROOTS = [str(tmp_path)]
     return build_world(acme, make_memory, tmp_path)
+
+
+@pytest.fixture
+def world(own_world: World) -> World:
+    """The test's world; a module of many tests may make it the shared one (``shared_world``)."""
+    return own_world
 
 
 @pytest.fixture

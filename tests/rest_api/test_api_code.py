@@ -28,7 +28,7 @@ def finish_the_waiting_sync(api: Api) -> dict[str, Any]:
 
 
 @pytest.mark.real_embedder  # which chunks a query finds
-def test_a_sync_over_rest_from_manifest_to_search(api: Api, world: World) -> None:
+def test_a_sync_over_rest_from_manifest_to_search(api: Api, own_world: World) -> None:
     agent = api("agent")
     files = {"src/app.py": python_module("app"), "src/fees.py": python_module("fees")}
 
@@ -143,3 +143,9 @@ def test_the_outsider_lists_and_finds_nothing_of_acme(api: Api, world: World) ->
         found = outsider.post(f"{CODE}/search/", {"query": "app values", "mode": mode}).json()
         assert found == {"results": [], "warning": None}
     assert CodeChunk.objects.filter(organization__slug="acme").count() == 1
+
+
+@pytest.fixture
+def world(shared_world: World) -> World:
+    """The module's world, built once for its tests (tests/rest_api/conftest.py, shared_world)."""
+    return shared_world

@@ -16,11 +16,12 @@ from tests.rest_api.conftest import API, Api, World, client_with, error_of, memo
 
 
 def test_malformed_json_is_400(api: Api) -> None:
+    written_before = Memory.objects.count()
     response = api("agent").post(f"{API}/memories/", '{"scope_type": ', content_type="application/json")
 
     error = error_of(response, 400, "parse_error")
     assert "not valid JSON" in error["message"] and "line 1 column 16" in error["message"]
-    assert not Memory.objects.exists()
+    assert Memory.objects.count() == written_before, "nothing is written"
 
 
 def test_body_that_is_not_an_object_is_400(api: Api) -> None:
@@ -42,12 +43,13 @@ def test_body_that_is_not_an_object_is_400(api: Api) -> None:
     ],
 )
 def test_wrong_types_are_400_naming_the_field(api: Api, fields: dict[str, object], field: str) -> None:
+    written_before = Memory.objects.count()
     response = api("agent").post(f"{API}/memories/", memory_body(**fields))
 
     error = error_of(response, 400, "invalid")
     assert field in error["details"]
     assert error["message"].startswith(f"invalid request: {field}: ")
-    assert not Memory.objects.exists()
+    assert Memory.objects.count() == written_before, "nothing is written"
 
 
 def test_missing_required_field_is_400(api: Api) -> None:
@@ -143,12 +145,13 @@ def test_unknown_url_without_credentials_is_json_404_too(api: Api) -> None:
 
 
 def test_missing_trailing_slash_is_a_404_that_names_the_right_url(api: Api) -> None:
+    written_before = Memory.objects.count()
     # No redirect: a client following it would lose its POST body.
     response = api("agent").post(f"{API}/memories", memory_body())
 
     error = error_of(response, 404, "not_found")
     assert "did you mean /api/v1/memories/ (with the trailing slash)?" in error["message"]
-    assert not Memory.objects.exists()
+    assert Memory.objects.count() == written_before, "nothing is written"
 
 
 def test_unknown_memory_is_404(api: Api) -> None:
@@ -197,11 +200,12 @@ def test_conflict_is_409(api: Api, world: World) -> None:
 
 @override_settings(API_MAX_BODY_BYTES=1000)
 def test_body_over_the_limit_is_413(api: Api) -> None:
+    written_before = Memory.objects.count()
     response = api("agent").post(f"{API}/memories/", memory_body(current_content="word " * 400))
 
     error = error_of(response, 413, "too_large")
     assert "larger than 1000 bytes" in error["message"]
-    assert not Memory.objects.exists()
+    assert Memory.objects.count() == written_before, "nothing is written"
 
 
 @override_settings(API_MAX_BODY_BYTES=1000)
@@ -218,11 +222,12 @@ def test_body_under_the_limit_is_accepted(api: Api) -> None:
     ],
 )
 def test_body_that_is_not_json_is_415(api: Api, content_type: str, payload: str) -> None:
+    written_before = Memory.objects.count()
     response = api("agent").post(f"{API}/memories/", payload, content_type=content_type)
 
     error = error_of(response, 415, "unsupported_media_type")
     assert content_type in error["message"]
-    assert not Memory.objects.exists()
+    assert Memory.objects.count() == written_before, "nothing is written"
 
 
 def test_repository_scope_without_repository_is_422(api: Api) -> None:
@@ -291,3 +296,9 @@ def test_a_value_outside_a_choice_lists_the_allowed_ones(api: Api) -> None:
     query = api("reader").get(f"{API}/memories/?status=gone")
     error = error_of(query, 400, "invalid")
     assert "is not one of: draft, verified, locked, deprecated, active" in error["details"]["status"][0]
+
+
+@pytest.fixture
+def world(shared_world: World) -> World:
+    """The module's world, built once for its tests (tests/rest_api/conftest.py, shared_world)."""
+    return shared_world

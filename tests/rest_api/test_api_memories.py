@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+
 from memories.models import Memory, MemoryVersion
 from organizations.models import Repository
 from tests.conftest import MemoryFactory, Tenant
@@ -68,9 +70,10 @@ def test_an_unknown_repository_is_refused_with_the_known_ones(api: Api, world: W
 
 
 def test_reader_cannot_create(api: Api) -> None:
+    written_before = Memory.objects.count()
     error = error_of(api("reader").post(f"{API}/memories/", memory_body()), 403, "permission_denied")
     assert "writing memories needs the agent role" in error["message"]
-    assert not Memory.objects.exists()
+    assert Memory.objects.count() == written_before, "nothing is written"
 
 
 def test_agent_cannot_create_a_verified_memory(api: Api) -> None:
@@ -195,3 +198,9 @@ def test_versions_are_newest_first_with_snapshots(api: Api, world: World, make_m
 def test_versions_of_a_deleted_memory_stay_readable(api: Api, world: World) -> None:
     response = api("reader").get(f"{API}/memories/{world.deleted.pk}/versions/")
     assert [v["change"] for v in response.json()] == ["delete", "create"]
+
+
+@pytest.fixture
+def world(shared_world: World) -> World:
+    """The module's world, built once for its tests (tests/rest_api/conftest.py, shared_world)."""
+    return shared_world

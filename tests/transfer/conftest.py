@@ -13,7 +13,7 @@ from knowledge.services import entity_add_alias
 from memories.services import memory_update
 from organizations.models import Organization
 from tests.conftest import MemoryFactory, Tenant
-from tests.rest_api.conftest import World, proposals, world  # noqa: F401 - the fixtures
+from tests.rest_api.conftest import World, own_world, proposals, world  # noqa: F401 - the fixtures
 from transfer.export import export_organization
 
 
