@@ -21,6 +21,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -69,11 +70,11 @@ def main() -> None:
     tick = os.sysconf("SC_CLK_TCK")
     data_dir = Path(args.data_dir)
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args.pytest_args]
-    files_dir = tempfile.TemporaryDirectory(prefix="suite-files-")
     env = dict(os.environ)
-    if args.files:
+    files_dir = Path(tempfile.mkdtemp(prefix="suite-files-")) if args.files else None
+    if files_dir is not None:
         command[3:3] = ["-p", "bench.suite_files"]
-        env["SUITE_FILES_DIR"] = files_dir.name
+        env["SUITE_FILES_DIR"] = str(files_dir)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     busy, server, own = _busy_jiffies(), _server_jiffies(data_dir), _process_jiffies(os.getpid())
     started = time.monotonic()
@@ -103,14 +104,14 @@ def main() -> None:
         [[result["wall_s"], result["test_processes_cpu_s"], result["database_server_cpu_s"],
           result["machine_busy_cpu_s"], last]],
     )  # fmt: skip
-    if args.files:
-        result["files"] = _costliest_files(Path(files_dir.name), args.files)
+    if files_dir is not None:
+        result["files"] = _costliest_files(files_dir, args.files)
+        shutil.rmtree(files_dir)
         print_table(
             f"The {args.files} test files costing the most CPU (with what they started and waited for)",
             ["CPU s", "wall s", "tests", "file"],
             [[row["cpu_s"], row["wall_s"], row["tests"], row["file"]] for row in result["files"]],
         )
-    files_dir.cleanup()
     if done.returncode != 0:
         print(done.stdout[-3000:], done.stderr[-2000:], sep="\n")
     write_json(args.json, result)

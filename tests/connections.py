@@ -7,8 +7,17 @@ from typing import Any
 
 import psycopg
 from django.conf import settings
+from psycopg.conninfo import make_conninfo
 
 from memory_platform import embedded_db
+
+
+def conninfo(database: dict[str, Any], dbname: str) -> str:
+    """A libpq connection string to ``dbname`` on the server ``database`` settings name (for
+    psycopg, and for the command-line tools: pg_dump, pg_restore, psql)."""
+    given = {"host": database["HOST"], "port": database["PORT"], "user": database["USER"],
+             "password": database["PASSWORD"]}  # fmt: skip
+    return make_conninfo(dbname=dbname, **{key: str(value) for key, value in given.items() if value})
 
 
 def connect(database: dict[str, Any], dbname: str) -> psycopg.Connection[Any]:
@@ -17,7 +26,4 @@ def connect(database: dict[str, Any], dbname: str) -> psycopg.Connection[Any]:
     else has started it yet)."""
     if settings.EMBEDDED_DATABASE:
         embedded_db.ensure_running(Path(settings.DATA_DIR))
-    return psycopg.connect(
-        host=database["HOST"] or None, port=database["PORT"] or None, user=database["USER"] or None,
-        password=database["PASSWORD"] or None, dbname=dbname, autocommit=True,
-    )  # fmt: skip
+    return psycopg.connect(conninfo(database, dbname), autocommit=True)

@@ -44,10 +44,9 @@ from django.db import connections
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.test.utils import setup_databases, teardown_databases
 from psycopg import sql
-from psycopg.conninfo import make_conninfo
 
 from memory_platform.backups import tool
-from tests.connections import connect
+from tests.connections import connect, conninfo
 
 TEMPLATE_PREFIX = "test_template_"
 LOCK_KEY = 7_244_630_118  # pg_advisory_lock's key for "the test templates", any fixed number
@@ -177,10 +176,7 @@ def load_migrated_schema(url: str, directory: Path) -> bool:
     dump = _template_dumps.get(template)
     if dump is None:
         dump = directory / f"{template}.dump"
-        given = {"host": database["HOST"], "port": database["PORT"], "user": database["USER"],
-                 "password": database["PASSWORD"]}  # fmt: skip
-        source = make_conninfo(dbname=template, **{key: str(value) for key, value in given.items() if value})
-        _run(tool("pg_dump"), "--format=custom", f"--file={dump}", f"--dbname={source}")
+        _run(tool("pg_dump"), "--format=custom", f"--file={dump}", f"--dbname={conninfo(database, template)}")
         _template_dumps[template] = dump
     _run(tool("pg_restore"), "--no-owner", "--exit-on-error", f"--dbname={url}", str(dump))
     return True

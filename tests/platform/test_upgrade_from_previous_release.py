@@ -18,10 +18,10 @@ import psycopg
 import pytest
 from django.conf import settings
 from django.db import connection
-from psycopg.conninfo import make_conninfo
 
 from memory_platform.backups import tool
 from tests.conftest import database_url_of_the_test_database
+from tests.connections import conninfo
 
 pytestmark = [pytest.mark.django_db, pytest.mark.processes]
 
@@ -51,9 +51,7 @@ print(json.dumps({
 
 
 def _conninfo(database: str) -> str:
-    db = connection.settings_dict
-    given = {"host": db["HOST"], "port": db["PORT"], "user": db["USER"], "password": db["PASSWORD"]}
-    return make_conninfo(dbname=database, **{key: str(value) for key, value in given.items() if value})
+    return conninfo(connection.settings_dict, database)
 
 
 def _upgrade_database() -> str:
